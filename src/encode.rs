@@ -1,0 +1,178 @@
+//! `encode`: any JSON text in, one safe line out.
+
+use memchr::{memchr, memchr3};
+
+use crate::error::Error;
+use crate::json::{is_json_text, is_whitespace, next_special, utf8_char_end};
+
+/// How [`encode_into`] writes strings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EncodeOptions {
+    /// Escape every non-ASCII character (and DEL) as `\uXXXX`, lowercase hex,
+    /// characters above U+FFFF as a surrogate pair: Python's `ensure_ascii`.
+    pub ascii: bool,
+}
+
+/// Encodes one JSON text as one line: compact (no whitespace outside
+/// strings), then exactly one `\n`. Every token is kept byte for byte, except
+/// that raw U+2028 and U+2029 in strings are written `\u2028` and `\u2029`.
+/// Whitespace around the value is allowed and dropped.
+///
+/// ```
+/// let line = mcp_stdio::encode(br#"{"a": "line1\nline2", "id": 1}"#).unwrap();
+/// assert_eq!(line, b"{\"a\":\"line1\\nline2\",\"id\":1}\n");
+/// ```
+pub fn encode(json: &[u8]) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    encode_into(json, EncodeOptions::default(), &mut out)?;
+    Ok(out)
+}
+
+/// [`encode`], with every non-ASCII character escaped as `\uXXXX`.
+pub fn encode_ascii(json: &[u8]) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    encode_into(json, EncodeOptions { ascii: true }, &mut out)?;
+    Ok(out)
+}
+
+/// Encodes `json` and appends the line to `out` (which keeps its capacity
+/// across calls). On error `out` is left as it was.
+pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Result<(), Error> {
+    if !is_json_text(json) {
+        return Err(Error::InvalidJson);
+    }
+    let start = out.len();
+    out.try_reserve(json.len() + 1)
+        .map_err(|_| Error::OutOfMemory)?;
+    let written = Minifier {
+        s: json,
+        out,
+        ascii: options.ascii,
+    }
+    .run();
+    if written.is_err() {
+        out.truncate(start);
+    }
+    written
+}
+
+/// Copies a valid JSON text without the whitespace between tokens, escaping
+/// in strings what the options ask for.
+struct Minifier<'a, 'o> {
+    s: &'a [u8],
+    out: &'o mut Vec<u8>,
+    ascii: bool,
+}
+
+impl Minifier<'_, '_> {
+    fn run(mut self) -> Result<(), Error> {
+        let s = self.s;
+        let mut i = 0;
+        while i < s.len() {
+            let b = s[i];
+            if b == b'"' {
+                i = self.string(i)?;
+            } else if is_whitespace(b) {
+                i += 1;
+            } else {
+                // A run of punctuation, digits or letters of a literal.
+                let end = s[i..]
+                    .iter()
+                    .position(|&c| c == b'"' || is_whitespace(c))
+                    .map_or(s.len(), |k| i + k);
+                self.out.extend_from_slice(&s[i..end]);
+                i = end;
+            }
+        }
+        self.out.push(b'\n');
+        Ok(())
+    }
+
+    /// Copies the string opening at `i`; returns the index past its closing quote.
+    fn string(&mut self, i: usize) -> Result<usize, Error> {
+        let s = self.s;
+        let mut from = i; // start of the run not yet copied
+        let mut j = i + 1;
+        loop {
+            j = if self.ascii {
+                // Non-ASCII bytes and DEL (0x7F, ASCII but not printable).
+                let special = next_special(s, j);
+                memchr(0x7F, &s[j..special]).map_or(special, |k| j + k)
+            } else {
+                memchr3(b'"', b'\\', 0xE2, &s[j..]).map_or(s.len(), |k| j + k)
+            };
+            match s.get(j) {
+                None => {
+                    self.out.extend_from_slice(&s[from..]);
+                    return Ok(s.len());
+                }
+                Some(b'"') => {
+                    self.out.extend_from_slice(&s[from..=j]);
+                    return Ok(j + 1);
+                }
+                Some(b'\\') => j += 2, // escapes are kept as written
+                Some(0x7F) => {
+                    self.out.extend_from_slice(&s[from..j]);
+                    j += 1;
+                    self.escape(0x7F, s.len() - j)?;
+                    from = j;
+                }
+                Some(&b) if b < 0x80 => j += 1, // not reached in valid JSON
+                Some(_) => {
+                    let end = utf8_char_end(s, j).unwrap_or(j + 1);
+                    let c = decode_utf8(&s[j..end]);
+                    let escape = self.ascii || c == 0x2028 || c == 0x2029;
+                    if escape {
+                        self.out.extend_from_slice(&s[from..j]);
+                        self.escape(c, s.len() - end)?;
+                        from = end;
+                    }
+                    j = end;
+                }
+            }
+        }
+    }
+
+    /// Writes `\uXXXX` (or a surrogate pair) for `c`, keeping room for the
+    /// `rest` of the input so later copies cannot fail.
+    fn escape(&mut self, c: u32, rest: usize) -> Result<(), Error> {
+        self.out
+            .try_reserve(12 + rest + 1)
+            .map_err(|_| Error::OutOfMemory)?;
+        if c >= 0x10000 {
+            let v = c - 0x10000;
+            self.unit(0xD800 + (v >> 10));
+            self.unit(0xDC00 + (v & 0x3FF));
+        } else {
+            self.unit(c);
+        }
+        Ok(())
+    }
+
+    fn unit(&mut self, u: u32) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        self.out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            HEX[(u >> 12) as usize & 0xF],
+            HEX[(u >> 8) as usize & 0xF],
+            HEX[(u >> 4) as usize & 0xF],
+            HEX[u as usize & 0xF],
+        ]);
+    }
+}
+
+/// The code point of one well-formed UTF-8 sequence.
+fn decode_utf8(seq: &[u8]) -> u32 {
+    let lead = u32::from(seq[0]);
+    let (mut c, rest) = match seq.len() {
+        2 => (lead & 0x1F, &seq[1..]),
+        3 => (lead & 0x0F, &seq[1..]),
+        4 => (lead & 0x07, &seq[1..]),
+        _ => return lead,
+    };
+    for &b in rest {
+        c = (c << 6) | u32::from(b & 0x3F);
+    }
+    c
+}

@@ -1,0 +1,34 @@
+//! The C ABI: the only place with `unsafe` and `extern "C"`.
+//!
+//! Each entry point only converts: C pointers to Rust references and slices
+//! (every pointer checked), Rust results to [`McpStatus`] codes, and panics to
+//! `MCP_STATUS_PANIC` (see [`boundary`]). The behaviour lives in the safe core.
+//! `build.rs` turns the doc comments here into `include/mcp_stdio.h`.
+
+#[macro_use]
+mod boundary;
+mod slice;
+
+mod buffer;
+mod encode;
+mod reader;
+mod status;
+mod version;
+
+pub use buffer::{mcp_buffer_free, McpBuffer};
+pub use encode::{mcp_encode, MCP_ENCODE_ASCII};
+pub use reader::{
+    mcp_line_reader_buffered_len, mcp_line_reader_feed, mcp_line_reader_finish,
+    mcp_line_reader_free, mcp_line_reader_new, mcp_line_reader_next_message,
+    mcp_line_reader_set_flags, mcp_line_reader_set_max_line_len, McpLineReader, McpMessage,
+    McpMessageKind, McpRpcKind, MCP_READER_DEFAULT_MAX_LINE_LEN, MCP_READER_JSONRPC,
+    MCP_READER_SKIP_INVALID,
+};
+pub use status::{mcp_status_str, McpStatus};
+pub use version::{mcp_stdio_abi_version, mcp_stdio_version, MCP_STDIO_ABI_VERSION};
+
+#[cfg(any(test, feature = "panic-injection"))]
+pub use boundary::mcp_test_inject_panic;
+
+#[cfg(test)]
+mod tests;

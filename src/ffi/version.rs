@@ -1,0 +1,30 @@
+//! What library the host is running against.
+
+use std::ffi::{c_char, CStr};
+
+/// The ABI version of this header. It changes exactly when the ABI breaks, and
+/// it is the number in the shared library's SONAME (`libmcp_stdio.so.0`).
+/// Compare it with `mcp_stdio_abi_version()` at run time.
+pub const MCP_STDIO_ABI_VERSION: u32 = 0;
+
+const VERSION: &CStr =
+    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(v) => v,
+        Err(_) => panic!("the crate version contains a NUL byte"),
+    };
+
+/// The library's version, `"MAJOR.MINOR.PATCH"` (equal to `MCP_STDIO_VERSION`
+/// for the header it was built with).
+///
+/// Returns a static NUL-terminated string: never NULL, never to be freed. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcp_stdio_version() -> *const c_char {
+    ffi_boundary!(VERSION.as_ptr(), { VERSION.as_ptr() })
+}
+
+/// The library's ABI version: equal to `MCP_STDIO_ABI_VERSION` when the
+/// library and the header a program was compiled with agree. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcp_stdio_abi_version() -> u32 {
+    ffi_boundary!(MCP_STDIO_ABI_VERSION, { MCP_STDIO_ABI_VERSION })
+}

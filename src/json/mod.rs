@@ -1,0 +1,32 @@
+//! JSON text as RFC 8259 defines it, on raw bytes: validation, and the few
+//! helpers the reader, the JSON-RPC classifier and the encoder share.
+//!
+//! Nothing here allocates per value or recurses: nesting depth is bounded only
+//! by the input's length, and the stack never grows with it.
+
+mod nesting;
+mod string;
+mod validate;
+
+pub(crate) use string::{next_special, skip_string, unescape_short, utf8_char_end};
+pub(crate) use validate::is_json_text;
+
+/// JSON's insignificant whitespace: space, tab, line feed, carriage return. Nothing else.
+#[inline]
+pub(crate) fn is_whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The bounds of `bytes` without leading and trailing JSON whitespace, as `(start, end)`.
+#[inline]
+pub(crate) fn trimmed_bounds(bytes: &[u8]) -> (usize, usize) {
+    let start = bytes
+        .iter()
+        .position(|&b| !is_whitespace(b))
+        .unwrap_or(bytes.len());
+    let end = bytes[start..]
+        .iter()
+        .rposition(|&b| !is_whitespace(b))
+        .map_or(start, |i| start + i + 1);
+    (start, end)
+}

@@ -1,0 +1,188 @@
+//! Is this exactly one JSON text? RFC 8259 on bytes, strict UTF-8, any depth.
+
+use super::is_whitespace;
+use super::nesting::Nesting;
+use super::string::scan_string;
+
+/// True when `text` is exactly one JSON text (RFC 8259) in valid UTF-8,
+/// optionally surrounded by JSON whitespace: what Python's `json.loads`
+/// accepts, minus `NaN` and `±Infinity`. Numbers of any size and lone
+/// surrogate escapes are valid; nesting depth is not limited (the stack of
+/// open containers costs one bit per level, on the heap past 64 levels).
+pub(crate) fn is_json_text(text: &[u8]) -> bool {
+    let mut v = Validator { s: text, i: 0 };
+    v.skip_whitespace();
+    v.value() && {
+        v.skip_whitespace();
+        v.i == text.len()
+    }
+}
+
+struct Validator<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Validator<'_> {
+    /// The byte at the cursor, or 0 at the end (0 is invalid wherever a byte is expected).
+    #[inline]
+    fn peek(&self) -> u8 {
+        self.s.get(self.i).copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn skip_whitespace(&mut self) {
+        while is_whitespace(self.peek()) {
+            self.i += 1;
+        }
+    }
+
+    /// One value at the cursor (whitespace already skipped), containers included.
+    fn value(&mut self) -> bool {
+        let mut open = Nesting::new();
+        loop {
+            // A value starts here. Containers that are not empty push a level
+            // and go round again for their first element.
+            match self.peek() {
+                b'{' => {
+                    self.i += 1;
+                    self.skip_whitespace();
+                    if self.peek() == b'}' {
+                        self.i += 1;
+                    } else {
+                        open.push(true);
+                        if !self.member_name() {
+                            return false;
+                        }
+                        continue;
+                    }
+                }
+                b'[' => {
+                    self.i += 1;
+                    self.skip_whitespace();
+                    if self.peek() == b']' {
+                        self.i += 1;
+                    } else {
+                        open.push(false);
+                        continue;
+                    }
+                }
+                b'"' => match scan_string(self.s, self.i) {
+                    Some(end) => self.i = end,
+                    None => return false,
+                },
+                b'-' | b'0'..=b'9' => {
+                    if !self.number() {
+                        return false;
+                    }
+                }
+                b't' => {
+                    if !self.literal(b"true") {
+                        return false;
+                    }
+                }
+                b'f' => {
+                    if !self.literal(b"false") {
+                        return false;
+                    }
+                }
+                b'n' => {
+                    if !self.literal(b"null") {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+            // A value ended: close containers until one has another element.
+            loop {
+                if open.depth() == 0 {
+                    return true;
+                }
+                self.skip_whitespace();
+                match self.peek() {
+                    b',' => {
+                        self.i += 1;
+                        self.skip_whitespace();
+                        if open.in_object() && !self.member_name() {
+                            return false;
+                        }
+                        break;
+                    }
+                    b'}' if open.in_object() => {
+                        self.i += 1;
+                        open.pop();
+                    }
+                    b']' if !open.in_object() => {
+                        self.i += 1;
+                        open.pop();
+                    }
+                    _ => return false,
+                }
+            }
+        }
+    }
+
+    /// `"name" :` and the whitespace after it, leaving the cursor on the value.
+    fn member_name(&mut self) -> bool {
+        if self.peek() != b'"' {
+            return false;
+        }
+        match scan_string(self.s, self.i) {
+            Some(end) => self.i = end,
+            None => return false,
+        }
+        self.skip_whitespace();
+        if self.peek() != b':' {
+            return false;
+        }
+        self.i += 1;
+        self.skip_whitespace();
+        true
+    }
+
+    fn literal(&mut self, word: &[u8]) -> bool {
+        if self.s[self.i..].starts_with(word) {
+            self.i += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, any number of digits.
+    fn number(&mut self) -> bool {
+        if self.peek() == b'-' {
+            self.i += 1;
+        }
+        match self.peek() {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return false,
+        }
+        if self.peek() == b'.' {
+            self.i += 1;
+            if !self.peek().is_ascii_digit() {
+                return false;
+            }
+            self.digits();
+        }
+        if matches!(self.peek(), b'e' | b'E') {
+            self.i += 1;
+            if matches!(self.peek(), b'+' | b'-') {
+                self.i += 1;
+            }
+            if !self.peek().is_ascii_digit() {
+                return false;
+            }
+            self.digits();
+        }
+        true
+    }
+
+    #[inline]
+    fn digits(&mut self) {
+        while self.peek().is_ascii_digit() {
+            self.i += 1;
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! Framing of MCP (Model Context Protocol) messages on the stdio transport:
+//! newline-delimited JSON, read and written exactly.
+//!
+//! - [`LineReader`] takes the bytes read from a peer in chunks of any size and
+//!   yields one [`Message`] per line: a JSON message (optionally classified as
+//!   JSON-RPC 2.0), or the report of a line that is not one. Chunking never
+//!   changes the result, memory stays bounded by the line limit, and the cost
+//!   is linear in the bytes fed.
+//! - [`encode`] turns any JSON text into one safe line: compact, ending in
+//!   exactly one `\n`, every token kept byte for byte.
+//!
+//! The same is offered to C through the `mcp_*` functions of the `ffi` module
+//! and the generated header `include/mcp_stdio.h`.
+//!
+//! The safe core (`reader`, `json`, `jsonrpc`, `encode`) has no `unsafe`;
+//! every `unsafe` lives in the C boundary, `ffi`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod encode;
+mod error;
+pub mod ffi;
+mod json;
+mod jsonrpc;
+mod message;
+mod reader;
+
+pub use encode::{encode, encode_ascii, encode_into, EncodeOptions};
+pub use error::Error;
+pub use message::{Message, RpcKind};
+pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};

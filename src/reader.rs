@@ -1,0 +1,408 @@
+//! `LineReader`: bytes in, one item per line out.
+//!
+//! `feed` frames: it appends the chunk to one buffer, remembers where the
+//! unterminated last line starts, and enforces the line limit on that line as
+//! it grows (so memory stays bounded whatever the peer sends). `next_message`
+//! judges: it takes the next complete line, trims it, validates it and, when
+//! asked, classifies it. Each byte is searched for `\n` at most twice (once
+//! backwards by `feed`, once forwards by `next_message`) and validated once,
+//! whatever the chunking; nothing is ever rescanned from the buffer's start.
+
+use std::collections::VecDeque;
+use std::num::NonZeroUsize;
+
+use memchr::{memchr, memrchr};
+
+use crate::error::Error;
+use crate::json::{is_json_text, trimmed_bounds};
+use crate::jsonrpc::classify;
+use crate::message::{Message, RpcKind};
+
+/// The line limit a new reader starts with: 64 MiB.
+pub const DEFAULT_MAX_LINE_LEN: usize = 64 << 20;
+
+/// The UTF-8 byte-order mark, skipped when it opens the stream.
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Lines above this size make the buffer give its memory back once consumed.
+const BIG_LINE: usize = 1 << 20;
+
+/// The capacity the buffer shrinks back to (at least) after a big line.
+const SMALL_CAPACITY: usize = 64 << 10;
+
+/// Splits a byte stream into lines and tells, for each non-empty line, whether
+/// it is a JSON message (and which JSON-RPC kind), or why not.
+///
+/// One reader per input stream. A `LineReader` is `Send` (it may move to
+/// another thread) but not shared: every method but `buffered_len` takes `&mut self`.
+///
+/// ```
+/// use mcp_stdio::{LineReader, Message};
+/// let mut reader = LineReader::new();
+/// reader.feed(b"{\"id\":1}\n{\"id\"").unwrap();
+/// assert_eq!(reader.next_message(), Some(Message::Json { line: b"{\"id\":1}", rpc: None }));
+/// assert_eq!(reader.next_message(), None); // `{"id"` waits for the rest of its line
+/// assert_eq!(reader.buffered_len(), 5);
+/// ```
+#[derive(Debug)]
+pub struct LineReader {
+    /// Bytes received and kept: consumed ones before `pos`, complete lines in
+    /// `pos..tail`, the unterminated last line in `tail..`.
+    buf: Vec<u8>,
+    pos: usize,
+    tail: usize,
+    /// Items that are not plain `\n`-terminated lines, at buffer offsets, in order.
+    events: VecDeque<Event>,
+    /// Discarding the rest of a too-long line, through its `\n`.
+    dropping: bool,
+    /// How much of a stream-opening BOM has been seen, until it is settled.
+    bom: Bom,
+    /// A line over `BIG_LINE` left the buffer: give the memory back at the next call.
+    shrink_pending: bool,
+    max_line_len: usize,
+    skip_invalid: bool,
+    jsonrpc: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bom {
+    /// The stream's first bytes so far (0 to 2 of them) match the BOM; they are held back.
+    Matching(usize),
+    Settled,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    /// The buffer offset where the event sits, always at a line boundary.
+    at: usize,
+    kind: EventKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    /// A line grew past the limit here; `len` bytes of it had arrived. Nothing of it is kept.
+    TooLong(usize),
+    /// The line before this offset ended without `\n` (at `finish`).
+    LineEnd,
+}
+
+/// How `next_message` judged a line, without borrowing it.
+enum Verdict {
+    Json(Option<RpcKind>),
+    ParseError,
+    InvalidJsonRpc,
+}
+
+impl Default for LineReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LineReader {
+    /// A reader with the default limit (64 MiB a line), reporting invalid lines,
+    /// without JSON-RPC classification. Allocates nothing until the first feed.
+    pub fn new() -> Self {
+        LineReader {
+            buf: Vec::new(),
+            pos: 0,
+            tail: 0,
+            events: VecDeque::new(),
+            dropping: false,
+            bom: Bom::Matching(0),
+            shrink_pending: false,
+            max_line_len: DEFAULT_MAX_LINE_LEN,
+            skip_invalid: false,
+            jsonrpc: false,
+        }
+    }
+
+    /// Sets the longest line accepted, in bytes before the `\n` (trailing `\r`
+    /// and surrounding whitespace included); `None` means no limit. A longer
+    /// line yields one [`Message::TooLong`] and is dropped. Applies to lines
+    /// not yet complete: the current partial line included, lines already
+    /// framed by an earlier `feed` too.
+    pub fn set_max_line_len(&mut self, limit: Option<NonZeroUsize>) {
+        self.max_line_len = limit.map_or(usize::MAX, NonZeroUsize::get);
+    }
+
+    /// The current line limit (`None`: no limit).
+    pub fn max_line_len(&self) -> Option<NonZeroUsize> {
+        if self.max_line_len == usize::MAX {
+            None
+        } else {
+            NonZeroUsize::new(self.max_line_len)
+        }
+    }
+
+    /// When on, lines that are not JSON (and, with classification on, JSON
+    /// that is not JSON-RPC) are dropped silently instead of being reported.
+    /// Too-long lines are always reported: their data is lost.
+    pub fn set_skip_invalid(&mut self, on: bool) {
+        self.skip_invalid = on;
+    }
+
+    /// Whether invalid lines are skipped.
+    pub fn skip_invalid(&self) -> bool {
+        self.skip_invalid
+    }
+
+    /// When on, each message is classified as JSON-RPC 2.0 ([`RpcKind`]), and
+    /// valid JSON that is no JSON-RPC message becomes [`Message::InvalidJsonRpc`].
+    pub fn set_jsonrpc(&mut self, on: bool) {
+        self.jsonrpc = on;
+    }
+
+    /// Whether messages are classified as JSON-RPC.
+    pub fn jsonrpc(&self) -> bool {
+        self.jsonrpc
+    }
+
+    /// The bytes held that no item has consumed yet: complete lines waiting
+    /// for [`next_message`](Self::next_message) and the unterminated last line
+    /// (not a skipped BOM, not the dropped part of a too-long line).
+    pub fn buffered_len(&self) -> usize {
+        let held_bom = match self.bom {
+            Bom::Matching(n) => n,
+            Bom::Settled => 0,
+        };
+        self.buf.len() - self.pos + held_bom
+    }
+
+    /// The memory the reader's buffer holds, in bytes (for monitoring).
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Appends a chunk of the stream. The chunk is copied; any chunking of the
+    /// same stream gives the same items. Fails only when memory for the chunk
+    /// cannot be allocated, and then changes nothing.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), Error> {
+        self.reclaim();
+        match self.bom {
+            Bom::Settled => self.frame(chunk),
+            Bom::Matching(seen) => {
+                let wanted = (BOM.len() - seen).min(chunk.len());
+                if chunk[..wanted] == BOM[seen..seen + wanted] {
+                    let seen = seen + wanted;
+                    if seen == BOM.len() {
+                        self.bom = Bom::Settled;
+                    } else {
+                        self.bom = Bom::Matching(seen);
+                    }
+                    self.frame(&chunk[wanted..])
+                } else {
+                    // Not a BOM after all: what was held back is data.
+                    self.frame(&BOM[..seen])?;
+                    self.bom = Bom::Settled;
+                    self.frame(chunk)
+                }
+            }
+        }
+    }
+
+    /// End of stream: a buffered unterminated line becomes a complete line,
+    /// and the rest of a too-long line being dropped is over. The reader
+    /// stays usable; what is fed next starts a new line.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        if let Bom::Matching(seen) = self.bom {
+            self.frame(&BOM[..seen])?;
+            self.bom = Bom::Settled;
+        }
+        if self.dropping {
+            self.dropping = false;
+        } else if self.tail < self.buf.len() {
+            self.events.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
+            self.events.push_back(Event {
+                at: self.buf.len(),
+                kind: EventKind::LineEnd,
+            });
+            self.tail = self.buf.len();
+        }
+        Ok(())
+    }
+
+    /// The next item, in stream order, or `None` until more data (or `finish`)
+    /// completes a line. A message's bytes are the line as received, trimmed.
+    pub fn next_message(&mut self) -> Option<Message<'_>> {
+        self.reclaim();
+        loop {
+            let (start, end) = match self.next_line() {
+                Framed::Line(start, end) => (start, end),
+                Framed::TooLong(len) => return Some(Message::TooLong { len }),
+                Framed::Nothing => return None,
+            };
+            let raw_len = end - start;
+            if raw_len > BIG_LINE {
+                self.shrink_pending = true;
+            }
+            if raw_len > self.max_line_len {
+                // A line that arrived whole in one chunk (or before the limit was lowered).
+                return Some(Message::TooLong { len: raw_len });
+            }
+            let (from, to) = trimmed_bounds(&self.buf[start..end]);
+            if from == to {
+                continue;
+            }
+            let (start, end) = (start + from, start + to);
+            if let Some(verdict) = self.judge(&self.buf[start..end]) {
+                let line = &self.buf[start..end];
+                return Some(match verdict {
+                    Verdict::Json(rpc) => Message::Json { line, rpc },
+                    Verdict::ParseError => Message::ParseError { line },
+                    Verdict::InvalidJsonRpc => Message::InvalidJsonRpc { line },
+                });
+            }
+        }
+    }
+
+    /// Consumes what comes next in the buffer: a complete line (its bounds,
+    /// without the `\n`), a too-long report, or nothing when no line is complete.
+    #[inline]
+    fn next_line(&mut self) -> Framed {
+        let limit = match self.events.front() {
+            Some(&Event {
+                at,
+                kind: EventKind::TooLong(len),
+            }) if at == self.pos => {
+                self.events.pop_front();
+                return Framed::TooLong(len);
+            }
+            Some(event) => event.at,
+            None => self.tail,
+        };
+        let start = self.pos;
+        if let Some(k) = memchr(b'\n', &self.buf[start..limit]) {
+            self.pos = start + k + 1;
+            return Framed::Line(start, start + k);
+        }
+        match self.events.front() {
+            Some(&Event {
+                at,
+                kind: EventKind::LineEnd,
+            }) if at == limit => {
+                self.events.pop_front();
+                self.pos = limit;
+                Framed::Line(start, limit)
+            }
+            _ => Framed::Nothing,
+        }
+    }
+
+    /// Is this trimmed, non-empty line a message? `None`: drop it silently.
+    #[inline]
+    fn judge(&self, line: &[u8]) -> Option<Verdict> {
+        let verdict = if !is_json_text(line) {
+            Verdict::ParseError
+        } else if !self.jsonrpc {
+            Verdict::Json(None)
+        } else {
+            match classify(line) {
+                Some(kind) => Verdict::Json(Some(kind)),
+                None => Verdict::InvalidJsonRpc,
+            }
+        };
+        match verdict {
+            Verdict::Json(_) => Some(verdict),
+            _ if self.skip_invalid => None,
+            _ => Some(verdict),
+        }
+    }
+
+    /// Appends `chunk` (the BOM already settled), enforcing the line limit on
+    /// the unterminated last line. Reserves before it changes anything, so a
+    /// failed allocation leaves the reader as it was.
+    fn frame(&mut self, chunk: &[u8]) -> Result<(), Error> {
+        // The rest of a too-long line is dropped through its `\n`.
+        let (chunk, ends_drop) = if self.dropping {
+            match memchr(b'\n', chunk) {
+                Some(k) => (&chunk[k + 1..], true),
+                None => return Ok(()),
+            }
+        } else {
+            (chunk, false)
+        };
+        let last_newline = memrchr(b'\n', chunk);
+        let partial = last_newline.map_or(chunk, |k| &chunk[k + 1..]);
+        let partial_len = match last_newline {
+            Some(_) => partial.len(),
+            None => self.buf.len() - self.tail + chunk.len(),
+        };
+        let overflow = partial_len > self.max_line_len;
+        let kept = if overflow {
+            &chunk[..chunk.len() - partial.len()]
+        } else {
+            chunk
+        };
+        self.buf
+            .try_reserve(kept.len())
+            .map_err(|_| Error::OutOfMemory)?;
+        if overflow {
+            self.events.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
+        }
+
+        if ends_drop {
+            self.dropping = false;
+        }
+        if overflow && last_newline.is_none() {
+            // The held part of the line goes too.
+            if self.buf.len() - self.tail > BIG_LINE {
+                self.shrink_pending = true;
+            }
+            self.buf.truncate(self.tail);
+        }
+        self.buf.extend_from_slice(kept);
+        if overflow {
+            self.tail = self.buf.len();
+            self.events.push_back(Event {
+                at: self.tail,
+                kind: EventKind::TooLong(partial_len),
+            });
+            self.dropping = true;
+        } else if last_newline.is_some() {
+            self.tail = self.buf.len() - partial.len();
+        }
+        Ok(())
+    }
+
+    /// At the start of a call (when no item borrows the buffer any more):
+    /// gives memory back after a big line, and moves the unconsumed bytes to
+    /// the front when that costs no more than the bytes consumed (so the
+    /// total work stays linear in the bytes fed).
+    fn reclaim(&mut self) {
+        let held = self.buf.len() - self.pos;
+        if self.shrink_pending && held < BIG_LINE {
+            self.shrink_pending = false;
+            if self.buf.capacity() > BIG_LINE {
+                let mut smaller = Vec::new();
+                if smaller.try_reserve_exact(held.max(SMALL_CAPACITY)).is_ok() {
+                    smaller.extend_from_slice(&self.buf[self.pos..]);
+                    self.buf = smaller;
+                    self.shift(self.pos);
+                    return;
+                }
+            }
+        }
+        if self.pos > 0 && held <= self.pos {
+            self.buf.copy_within(self.pos.., 0);
+            self.buf.truncate(held);
+            self.shift(self.pos);
+        }
+    }
+
+    /// The buffer's first `by` bytes were removed: move every offset back.
+    fn shift(&mut self, by: usize) {
+        self.pos -= by;
+        self.tail -= by;
+        for event in &mut self.events {
+            event.at -= by;
+        }
+    }
+}
+
+/// What comes next in the buffer.
+enum Framed {
+    Line(usize, usize),
+    TooLong(usize),
+    Nothing,
+}
