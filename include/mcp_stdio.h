@@ -35,6 +35,13 @@
 #define MCP_STDIO_VERSION_PATCH 0
 
 /**
+ * Flag for `mcp_encode`: escape every non-ASCII character (and DEL) as
+ * `\uXXXX`, lowercase hex, characters above U+FFFF as a surrogate pair, so
+ * the line is pure printable ASCII (like Python's `json.dumps` default).
+ */
+#define MCP_ENCODE_ASCII (1 << 0)
+
+/**
  * Flag for `mcp_line_reader_set_flags`: drop lines that are not JSON (and,
  * with `MCP_READER_JSONRPC`, JSON that is not JSON-RPC) silently instead of
  * reporting them. Too-long lines are reported whatever the flags.
@@ -52,13 +59,6 @@
  * The line limit of a new reader, in bytes: 64 MiB.
  */
 #define MCP_READER_DEFAULT_MAX_LINE_LEN (64 << 20)
-
-/**
- * Flag for `mcp_encode`: escape every non-ASCII character (and DEL) as
- * `\uXXXX`, lowercase hex, characters above U+FFFF as a surrogate pair, so
- * the line is pure printable ASCII (like Python's `json.dumps` default).
- */
-#define MCP_ENCODE_ASCII (1 << 0)
 
 /**
  * The ABI version of this header. It changes exactly when the ABI breaks, and
@@ -207,6 +207,22 @@ typedef int32_t McpRpcKind;
 typedef struct McpLineReader McpLineReader;
 
 /**
+ * Bytes the library allocated for the caller (the output of `mcp_encode`).
+ * The caller owns them and frees them with `mcp_buffer_free`, never `free()`.
+ * `{NULL, 0}` is the empty buffer.
+ */
+typedef struct McpBuffer {
+  /**
+   * The bytes, not NUL-terminated; NULL when empty.
+   */
+  uint8_t *data;
+  /**
+   * The number of bytes at `data`.
+   */
+  size_t len;
+} McpBuffer;
+
+/**
  * One item from `mcp_line_reader_next_message`.
  */
 typedef struct McpMessage {
@@ -229,25 +245,43 @@ typedef struct McpMessage {
   size_t len;
 } McpMessage;
 
-/**
- * Bytes the library allocated for the caller (the output of `mcp_encode`).
- * The caller owns them and frees them with `mcp_buffer_free`, never `free()`.
- * `{NULL, 0}` is the empty buffer.
- */
-typedef struct McpBuffer {
-  /**
-   * The bytes, not NUL-terminated; NULL when empty.
-   */
-  uint8_t *data;
-  /**
-   * The number of bytes at `data`.
-   */
-  size_t len;
-} McpBuffer;
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Frees the bytes of `*buf` and resets it to `{NULL, 0}`, so freeing the same
+ * buffer twice is harmless. `buf` NULL, or `buf->data` NULL, is a no-op.
+ *
+ * # Safety
+ * `buf` is NULL or points to an `McpBuffer` that is `{NULL, 0}` or was filled
+ * by this library and not changed since. Thread-safe for different buffers.
+ */
+void mcp_buffer_free(struct McpBuffer *buf);
+
+/**
+ * Encodes one JSON text as one line for the stdio transport: validated (RFC
+ * 8259, UTF-8), compact (no whitespace outside strings), ending in exactly
+ * one `\n`. Every token is kept byte for byte, except that raw U+2028 and
+ * U+2029 in strings become `\u2028` and `\u2029`. Whitespace around the value
+ * is allowed. `flags` is 0 or `MCP_ENCODE_ASCII`.
+ *
+ * Returns `MCP_STATUS_OK` and fills `*out` with a new buffer the caller owns
+ * (free it with `mcp_buffer_free`); or, leaving `*out` untouched:
+ * `MCP_STATUS_NULL_ARGUMENT` (out NULL, or json NULL with `len` > 0),
+ * `MCP_STATUS_INVALID_JSON` (not exactly one JSON text, not UTF-8, empty —
+ * `(NULL, 0)` included), `MCP_STATUS_INVALID_ARGUMENT` (unknown flag bits, or
+ * `len` > PTRDIFF_MAX) or `MCP_STATUS_OUT_OF_MEMORY`. `json` is not kept.
+ * Thread-safe: it touches no shared state.
+ *
+ * # Safety
+ * `json` is NULL or points to `len` readable bytes; `out` is NULL or points
+ * to writable memory for one `McpBuffer` (its old content is overwritten, not freed).
+ */
+McpStatus mcp_encode(const uint8_t *json,
+                     size_t len,
+                     uint32_t flags,
+                     struct McpBuffer *out);
 
 /**
  * Creates a reader: 64 MiB line limit, no flags.
@@ -358,40 +392,6 @@ size_t mcp_line_reader_buffered_len(const struct McpLineReader *reader);
  * not used by another thread during the call.
  */
 void mcp_line_reader_free(struct McpLineReader *reader);
-
-/**
- * Encodes one JSON text as one line for the stdio transport: validated (RFC
- * 8259, UTF-8), compact (no whitespace outside strings), ending in exactly
- * one `\n`. Every token is kept byte for byte, except that raw U+2028 and
- * U+2029 in strings become `\u2028` and `\u2029`. Whitespace around the value
- * is allowed. `flags` is 0 or `MCP_ENCODE_ASCII`.
- *
- * Returns `MCP_STATUS_OK` and fills `*out` with a new buffer the caller owns
- * (free it with `mcp_buffer_free`); or, leaving `*out` untouched:
- * `MCP_STATUS_NULL_ARGUMENT` (out NULL, or json NULL with `len` > 0),
- * `MCP_STATUS_INVALID_JSON` (not exactly one JSON text, not UTF-8, empty —
- * `(NULL, 0)` included), `MCP_STATUS_INVALID_ARGUMENT` (unknown flag bits, or
- * `len` > PTRDIFF_MAX) or `MCP_STATUS_OUT_OF_MEMORY`. `json` is not kept.
- * Thread-safe: it touches no shared state.
- *
- * # Safety
- * `json` is NULL or points to `len` readable bytes; `out` is NULL or points
- * to writable memory for one `McpBuffer` (its old content is overwritten, not freed).
- */
-McpStatus mcp_encode(const uint8_t *json,
-                     size_t len,
-                     uint32_t flags,
-                     struct McpBuffer *out);
-
-/**
- * Frees the bytes of `*buf` and resets it to `{NULL, 0}`, so freeing the same
- * buffer twice is harmless. `buf` NULL, or `buf->data` NULL, is a no-op.
- *
- * # Safety
- * `buf` is NULL or points to an `McpBuffer` that is `{NULL, 0}` or was filled
- * by this library and not changed since. Thread-safe for different buffers.
- */
-void mcp_buffer_free(struct McpBuffer *buf);
 
 /**
  * A short English description of `status`, for logs.

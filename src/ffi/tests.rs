@@ -1,1 +1,319 @@
+//! The C ABI called from Rust, as a C caller would (and under Miri): NULL and
+//! empty arguments, ownership, panics caught at the boundary, and the
+//! generated header kept in sync with the code.
 
+use std::ffi::CStr;
+use std::ptr;
+
+use super::*;
+use McpStatus::*;
+
+fn message() -> McpMessage {
+    McpMessage {
+        kind: -1,
+        rpc_kind: -1,
+        data: ptr::null(),
+        len: usize::MAX,
+    }
+}
+
+fn bytes(m: &McpMessage) -> &[u8] {
+    assert!(!m.data.is_null());
+    // SAFETY: a message just returned by the reader, which is not touched meanwhile.
+    unsafe { std::slice::from_raw_parts(m.data, m.len) }
+}
+
+#[test]
+fn committed_header_matches_the_code() {
+    let generated = include_str!(concat!(env!("OUT_DIR"), "/mcp_stdio.h"));
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/include/mcp_stdio.h");
+    if std::env::var_os("MCP_STDIO_UPDATE_HEADER").is_some() {
+        std::fs::write(path, generated).expect("write include/mcp_stdio.h");
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "include/mcp_stdio.h differs from what build.rs generates from src/ffi; \
+         update it with: MCP_STDIO_UPDATE_HEADER=1 cargo test --lib committed_header"
+    );
+}
+
+#[test]
+fn reader_round_trip_through_the_c_abi() {
+    unsafe {
+        let r = mcp_line_reader_new();
+        assert!(!r.is_null());
+        let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":7}\r\nnope\n{\"a\"";
+        assert_eq!(
+            mcp_line_reader_set_flags(r, MCP_READER_JSONRPC),
+            MCP_STATUS_OK
+        );
+        assert_eq!(
+            mcp_line_reader_feed(r, input.as_ptr(), input.len()),
+            MCP_STATUS_OK
+        );
+        let mut m = message();
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        assert_eq!(m.kind, McpMessageKind::MCP_MESSAGE_JSON as i32);
+        assert_eq!(m.rpc_kind, McpRpcKind::MCP_RPC_REQUEST as i32);
+        assert_eq!(
+            bytes(&m),
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":7}"
+        );
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        assert_eq!(m.kind, McpMessageKind::MCP_MESSAGE_PARSE_ERROR as i32);
+        assert_eq!(m.rpc_kind, McpRpcKind::MCP_RPC_NONE as i32);
+        assert_eq!(bytes(&m), b"nope");
+        let before = m;
+        assert_eq!(
+            mcp_line_reader_next_message(r, &mut m),
+            MCP_STATUS_NO_MESSAGE
+        );
+        assert_eq!((m.kind, m.len), (before.kind, before.len), "*out untouched");
+        assert_eq!(mcp_line_reader_buffered_len(r), 4);
+        assert_eq!(mcp_line_reader_feed(r, b":1}".as_ptr(), 3), MCP_STATUS_OK);
+        assert_eq!(mcp_line_reader_finish(r), MCP_STATUS_OK);
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        assert_eq!(m.kind, McpMessageKind::MCP_MESSAGE_INVALID_JSONRPC as i32);
+        assert_eq!(bytes(&m), b"{\"a\":1}");
+        mcp_line_reader_free(r);
+    }
+}
+
+#[test]
+fn too_long_items_have_no_data() {
+    unsafe {
+        let r = mcp_line_reader_new();
+        assert_eq!(mcp_line_reader_set_max_line_len(r, 4), MCP_STATUS_OK);
+        let input = b"123456789\n[1]\n";
+        assert_eq!(mcp_line_reader_feed(r, input.as_ptr(), 6), MCP_STATUS_OK);
+        assert_eq!(
+            mcp_line_reader_buffered_len(r),
+            0,
+            "the dropped part is not held"
+        );
+        assert_eq!(
+            mcp_line_reader_feed(r, input[6..].as_ptr(), input.len() - 6),
+            MCP_STATUS_OK
+        );
+        let mut m = message();
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        assert_eq!(m.kind, McpMessageKind::MCP_MESSAGE_TOO_LONG as i32);
+        assert!(m.data.is_null());
+        assert_eq!(m.len, 6);
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        assert_eq!(bytes(&m), b"[1]");
+        mcp_line_reader_free(r);
+    }
+}
+
+#[test]
+fn null_and_empty_arguments() {
+    unsafe {
+        let mut m = message();
+        let mut buf = McpBuffer {
+            data: ptr::null_mut(),
+            len: 0,
+        };
+        let null = ptr::null_mut::<McpLineReader>();
+        assert_eq!(
+            mcp_line_reader_set_max_line_len(null, 10),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(mcp_line_reader_set_flags(null, 0), MCP_STATUS_NULL_ARGUMENT);
+        assert_eq!(
+            mcp_line_reader_feed(null, b"x".as_ptr(), 1),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_line_reader_next_message(null, &mut m),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(mcp_line_reader_finish(null), MCP_STATUS_NULL_ARGUMENT);
+        assert_eq!(mcp_line_reader_buffered_len(null), 0);
+        mcp_line_reader_free(null);
+
+        let r = mcp_line_reader_new();
+        assert_eq!(mcp_line_reader_feed(r, ptr::null(), 0), MCP_STATUS_OK);
+        assert_eq!(
+            mcp_line_reader_feed(r, ptr::null(), 3),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_line_reader_next_message(r, ptr::null_mut()),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_line_reader_set_max_line_len(r, 0),
+            MCP_STATUS_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            mcp_line_reader_set_max_line_len(r, usize::MAX),
+            MCP_STATUS_OK
+        );
+        assert_eq!(mcp_line_reader_set_flags(r, 4), MCP_STATUS_INVALID_ARGUMENT);
+        assert_eq!(mcp_line_reader_set_flags(r, 3), MCP_STATUS_OK);
+        assert_eq!(mcp_line_reader_buffered_len(r), 0);
+        mcp_line_reader_free(r);
+
+        assert_eq!(
+            mcp_encode(ptr::null(), 0, 0, &mut buf),
+            MCP_STATUS_INVALID_JSON
+        );
+        assert_eq!(
+            mcp_encode(ptr::null(), 2, 0, &mut buf),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_encode(b"1".as_ptr(), 1, 0, ptr::null_mut()),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_encode(b"1".as_ptr(), 1, 2, &mut buf),
+            MCP_STATUS_INVALID_ARGUMENT
+        );
+        assert!(
+            buf.data.is_null() && buf.len == 0,
+            "*out untouched on errors"
+        );
+        mcp_buffer_free(ptr::null_mut());
+        mcp_buffer_free(&mut buf);
+    }
+}
+
+#[test]
+fn encode_buffer_is_owned_and_freed_by_the_library() {
+    unsafe {
+        let mut buf = McpBuffer {
+            data: ptr::null_mut(),
+            len: 0,
+        };
+        let json = "{ \"t\" : \"é\u{2028}\" }".as_bytes();
+        assert_eq!(
+            mcp_encode(json.as_ptr(), json.len(), 0, &mut buf),
+            MCP_STATUS_OK
+        );
+        let line = std::slice::from_raw_parts(buf.data, buf.len);
+        assert_eq!(line, "{\"t\":\"é\\u2028\"}\n".as_bytes());
+        mcp_buffer_free(&mut buf);
+        assert!(buf.data.is_null() && buf.len == 0);
+        mcp_buffer_free(&mut buf); // twice is harmless
+
+        assert_eq!(
+            mcp_encode(json.as_ptr(), json.len(), MCP_ENCODE_ASCII, &mut buf),
+            MCP_STATUS_OK
+        );
+        let line = std::slice::from_raw_parts(buf.data, buf.len);
+        assert_eq!(line, b"{\"t\":\"\\u00e9\\u2028\"}\n");
+        mcp_buffer_free(&mut buf);
+    }
+}
+
+#[test]
+fn status_strings_and_versions() {
+    for code in -10..10 {
+        let s = unsafe { CStr::from_ptr(mcp_status_str(code)) };
+        assert!(!s.to_bytes().is_empty());
+    }
+    let ok = unsafe { CStr::from_ptr(mcp_status_str(0)) };
+    let unknown = unsafe { CStr::from_ptr(mcp_status_str(1000)) };
+    assert_ne!(ok, unknown);
+    let version = unsafe { CStr::from_ptr(mcp_stdio_version()) };
+    assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(mcp_stdio_abi_version(), MCP_STDIO_ABI_VERSION);
+    assert_eq!(
+        MCP_STDIO_ABI_VERSION.to_string(),
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        "the ABI version is the crate's major version (the SONAME number)"
+    );
+    assert_eq!(MCP_READER_DEFAULT_MAX_LINE_LEN, crate::DEFAULT_MAX_LINE_LEN);
+}
+
+/// Arms a panic in `entry` for this thread, runs `f`, disarms.
+fn with_panic_in<T>(entry: &CStr, f: impl FnOnce() -> T) -> T {
+    unsafe { mcp_test_inject_panic(entry.as_ptr()) };
+    let out = f();
+    unsafe { mcp_test_inject_panic(ptr::null()) };
+    out
+}
+
+#[test]
+fn a_panic_in_a_reader_call_is_caught_and_poisons_that_reader() {
+    let calls: [(&CStr, unsafe fn(*mut McpLineReader) -> McpStatus); 5] = [
+        (c"mcp_line_reader_feed", |r| unsafe {
+            mcp_line_reader_feed(r, b"1\n".as_ptr(), 2)
+        }),
+        (c"mcp_line_reader_next_message", |r| unsafe {
+            mcp_line_reader_next_message(r, &mut message())
+        }),
+        (c"mcp_line_reader_finish", |r| unsafe {
+            mcp_line_reader_finish(r)
+        }),
+        (c"mcp_line_reader_set_flags", |r| unsafe {
+            mcp_line_reader_set_flags(r, 0)
+        }),
+        (c"mcp_line_reader_set_max_line_len", |r| unsafe {
+            mcp_line_reader_set_max_line_len(r, 9)
+        }),
+    ];
+    for (name, call) in calls {
+        unsafe {
+            let r = mcp_line_reader_new();
+            assert_eq!(
+                mcp_line_reader_feed(r, b"[1]\n[2".as_ptr(), 6),
+                MCP_STATUS_OK
+            );
+            assert_eq!(
+                with_panic_in(name, || call(r)),
+                MCP_STATUS_PANIC,
+                "{name:?}"
+            );
+            // The reader refuses further use, whatever the call; freeing it still works.
+            for (_, other) in calls {
+                assert_eq!(other(r), MCP_STATUS_POISONED, "{name:?}");
+            }
+            assert_eq!(mcp_line_reader_buffered_len(r), 0);
+            mcp_line_reader_free(r);
+            // Other readers are unaffected.
+            let fresh = mcp_line_reader_new();
+            assert_eq!(
+                call(fresh),
+                if name == c"mcp_line_reader_next_message" {
+                    MCP_STATUS_NO_MESSAGE
+                } else {
+                    MCP_STATUS_OK
+                }
+            );
+            mcp_line_reader_free(fresh);
+        }
+    }
+}
+
+#[test]
+fn a_panic_elsewhere_is_caught_too() {
+    unsafe {
+        let r = with_panic_in(c"mcp_line_reader_new", || mcp_line_reader_new());
+        assert!(r.is_null());
+        let mut buf = McpBuffer {
+            data: ptr::null_mut(),
+            len: 0,
+        };
+        let status = with_panic_in(c"mcp_encode", || mcp_encode(b"[]".as_ptr(), 2, 0, &mut buf));
+        assert_eq!(status, MCP_STATUS_PANIC);
+        assert!(buf.data.is_null());
+
+        let r = mcp_line_reader_new();
+        let held = with_panic_in(c"mcp_line_reader_buffered_len", || {
+            mcp_line_reader_buffered_len(r)
+        });
+        assert_eq!(held, 0);
+        // buffered_len only reads: the reader is still usable.
+        assert_eq!(mcp_line_reader_feed(r, b"{}\n".as_ptr(), 3), MCP_STATUS_OK);
+        // A panic after the memory is given back: nothing leaks, nothing crashes.
+        with_panic_in(c"mcp_line_reader_free", || mcp_line_reader_free(r));
+
+        assert_eq!(mcp_encode(b"[]".as_ptr(), 2, 0, &mut buf), MCP_STATUS_OK);
+        with_panic_in(c"mcp_buffer_free", || mcp_buffer_free(&mut buf));
+        assert!(buf.data.is_null() && buf.len == 0);
+    }
+}
