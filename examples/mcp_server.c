@@ -1,0 +1,807 @@
+/*
+ * mcp_server.c - a small but real MCP server on stdin/stdout, built on mcp-stdio.
+ *
+ * Transport: MCP stdio, i.e. newline-delimited JSON-RPC 2.0.
+ *   - Input is read with read(2) in arbitrary chunks and handed to
+ *     mcp_line_reader_feed(); complete messages come out of
+ *     mcp_line_reader_next_message() already classified (MCP_READER_JSONRPC).
+ *   - Every reply is built as JSON text, passed through mcp_encode() (which
+ *     validates it, compacts it and appends exactly one '\n') and written out
+ *     in full.
+ *   - stdout carries protocol messages only; all logging goes to stderr.
+ *
+ * Methods:
+ *   initialize                 -> protocolVersion "2025-06-18", tools capability
+ *   notifications/initialized  -> (notification, no reply)
+ *   ping                       -> {}
+ *   tools/list                 -> tools "echo" {text:string} and "add" {a:number,b:number}
+ *   tools/call                 -> runs echo / add
+ *   anything else              -> -32601 Method not found
+ * Bad input:
+ *   line that is not JSON      -> -32700 Parse error, id null
+ *   line too long              -> -32700 Parse error, id null
+ *   JSON but not JSON-RPC      -> -32600 Invalid Request (id echoed if detectable)
+ *   batch (removed in MCP 2025-06-18) -> -32600 Invalid Request, id null
+ * Error replies to bad input are rate limited (see MAX_CONSECUTIVE_BAD) and
+ * never sent for things that look like responses, so two confused peers
+ * cannot ping-pong errors at each other forever.
+ *
+ * Build (see scripts/demo.sh):
+ *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude \
+ *       examples/mcp_server.c target/release/libmcp_stdio.a -lpthread -ldl ... -o mcp_server
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcp_stdio.h"
+
+#define PROTOCOL_VERSION "2025-06-18"
+#define SERVER_NAME "mcp-stdio-demo-server"
+
+/* After this many bad lines in a row (with no valid message in between) the
+ * server stops answering them with error replies (it still logs). */
+#define MAX_CONSECUTIVE_BAD 8
+
+/* ------------------------------------------------------------------------ */
+/* Logging (stderr only: stdout belongs to the protocol)                    */
+/* ------------------------------------------------------------------------ */
+
+static void log_msg(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("mcp_server: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* Logs a prefix of untrusted bytes, escaping anything non-printable. */
+static void log_bytes(const char *what, const uint8_t *data, size_t len)
+{
+    const size_t max = 120;
+    fprintf(stderr, "mcp_server: %s: ", what);
+    for (size_t i = 0; i < len && i < max; i++) {
+        if (data[i] >= 0x20 && data[i] < 0x7f)
+            fputc(data[i], stderr);
+        else
+            fprintf(stderr, "\\x%02x", data[i]);
+    }
+    if (len > max)
+        fprintf(stderr, "... (%zu bytes)", len);
+    fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Growable string buffer for building replies                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    char *p;
+    size_t len;
+    size_t cap;
+} StrBuf;
+
+static void sb_reserve(StrBuf *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        log_msg("out of memory");
+        exit(1);
+    }
+    b->p = p;
+    b->cap = cap;
+}
+
+static void sb_put(StrBuf *b, const char *s, size_t n)
+{
+    sb_reserve(b, n);
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void sb_puts(StrBuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* Appends a C string as a JSON string literal (quoted and escaped). */
+static void sb_json_string(StrBuf *b, const char *s)
+{
+    sb_puts(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char esc[2] = {'\\', (char)c};
+            sb_put(b, esc, 2);
+        } else if (c < 0x20) {
+            char esc[8];
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            sb_puts(b, esc);
+        } else {
+            sb_put(b, (const char *)&c, 1);
+        }
+    }
+    sb_puts(b, "\"");
+}
+
+static void sb_free(StrBuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Minimal JSON navigation                                                  */
+/*                                                                          */
+/* Every line we look at has already been validated by the library as one   */
+/* JSON text, so this code only *navigates* (find a member, an array        */
+/* element, compare a string, read a number); it does not re-validate.      */
+/* It is bounds-checked throughout, so even a bug cannot read past the      */
+/* line. Values are returned as spans of their raw JSON text, which is      */
+/* what lets us echo ids (and the echo tool's text) back byte for byte.     */
+/* Duplicate object keys: the last one wins (as in most JSON parsers).      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const char *p; /* raw JSON text of the value; NULL if absent */
+    size_t n;
+} JSpan;
+
+#define JS_ERR SIZE_MAX
+
+static const JSpan JS_NONE = {NULL, 0};
+
+static int js_is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+static size_t js_ws(const char *s, size_t n, size_t i)
+{
+    while (i < n && js_is_ws(s[i]))
+        i++;
+    return i;
+}
+
+/* s[i] is the opening quote; returns the index just past the closing quote. */
+static size_t js_skip_string(const char *s, size_t n, size_t i)
+{
+    for (i++; i < n; i++) {
+        if (s[i] == '\\')
+            i++; /* skip the escaped character (for \uXXXX the hex digits are harmless) */
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return JS_ERR;
+}
+
+/* Returns the index just past the value starting at s[i]. */
+static size_t js_skip_value(const char *s, size_t n, size_t i)
+{
+    if (i >= n)
+        return JS_ERR;
+    if (s[i] == '"')
+        return js_skip_string(s, n, i);
+    if (s[i] == '{' || s[i] == '[') {
+        size_t depth = 0;
+        while (i < n) {
+            char c = s[i];
+            if (c == '"') {
+                i = js_skip_string(s, n, i);
+                if (i == JS_ERR)
+                    return JS_ERR;
+                continue;
+            }
+            if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                if (--depth == 0)
+                    return i + 1;
+            }
+            i++;
+        }
+        return JS_ERR;
+    }
+    /* number, true, false, null: runs until a structural character or space */
+    size_t start = i;
+    while (i < n && !js_is_ws(s[i]) && s[i] != ',' && s[i] != ']' && s[i] != '}' && s[i] != ':')
+        i++;
+    return i > start ? i : JS_ERR;
+}
+
+static long js_hex4(const char *s, size_t n, size_t i)
+{
+    long v = 0;
+    if (i + 4 > n)
+        return -1;
+    for (size_t k = i; k < i + 4; k++) {
+        char c = s[k];
+        int d = (c >= '0' && c <= '9')   ? c - '0'
+                : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                         : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static int js_utf8(unsigned long cp, unsigned char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (unsigned char)(0xC0 | (cp >> 6));
+        out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | (cp >> 12));
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | (cp >> 18));
+    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/*
+ * Decodes the next character of a JSON string body starting at s[*i] into
+ * UTF-8 (raw bytes pass through one at a time; escapes are decoded, including
+ * surrogate pairs; a lone surrogate becomes U+FFFD). Returns the number of
+ * bytes written to out, or 0 at the closing quote or on malformed input.
+ */
+static int js_str_next(const char *s, size_t n, size_t *i, unsigned char out[4])
+{
+    size_t k = *i;
+    if (k >= n || s[k] == '"')
+        return 0;
+    if (s[k] != '\\') {
+        out[0] = (unsigned char)s[k];
+        *i = k + 1;
+        return 1;
+    }
+    if (k + 1 >= n)
+        return 0;
+    char c;
+    switch (s[k + 1]) {
+    case '"': c = '"'; break;
+    case '\\': c = '\\'; break;
+    case '/': c = '/'; break;
+    case 'b': c = '\b'; break;
+    case 'f': c = '\f'; break;
+    case 'n': c = '\n'; break;
+    case 'r': c = '\r'; break;
+    case 't': c = '\t'; break;
+    case 'u': {
+        long hi = js_hex4(s, n, k + 2);
+        if (hi < 0)
+            return 0;
+        unsigned long cp = (unsigned long)hi;
+        k += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && k + 1 < n && s[k] == '\\' && s[k + 1] == 'u') {
+            long lo = js_hex4(s, n, k + 2);
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long)lo - 0xDC00);
+                k += 6;
+            }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            cp = 0xFFFD;
+        *i = k;
+        return js_utf8(cp, out);
+    }
+    default:
+        return 0;
+    }
+    out[0] = (unsigned char)c;
+    *i = k + 2;
+    return 1;
+}
+
+static int js_is_string(JSpan v) { return v.p && v.n >= 2 && v.p[0] == '"'; }
+static int js_is_object(JSpan v) { return v.p && v.n >= 2 && v.p[0] == '{'; }
+static int js_is_number(JSpan v)
+{
+    return v.p && v.n >= 1 && (v.p[0] == '-' || (v.p[0] >= '0' && v.p[0] <= '9'));
+}
+
+/* Does the JSON string v decode to exactly the C string lit? */
+static int js_str_eq(JSpan v, const char *lit)
+{
+    if (!js_is_string(v))
+        return 0;
+    size_t i = 1, pos = 0, len = strlen(lit);
+    unsigned char buf[4];
+    int k;
+    while ((k = js_str_next(v.p, v.n, &i, buf)) > 0) {
+        if (pos + (size_t)k > len || memcmp(lit + pos, buf, (size_t)k) != 0)
+            return 0;
+        pos += (size_t)k;
+    }
+    return pos == len && i < v.n && v.p[i] == '"';
+}
+
+/* Value of member `key` of object obj, or JS_NONE. */
+static JSpan js_member(JSpan obj, const char *key)
+{
+    JSpan found = JS_NONE;
+    if (!js_is_object(obj))
+        return JS_NONE;
+    const char *s = obj.p;
+    size_t n = obj.n;
+    size_t i = js_ws(s, n, 1);
+    while (i < n && s[i] == '"') {
+        size_t kend = js_skip_string(s, n, i);
+        if (kend == JS_ERR)
+            return JS_NONE;
+        JSpan k = {s + i, kend - i};
+        i = js_ws(s, n, kend);
+        if (i >= n || s[i] != ':')
+            return JS_NONE;
+        i = js_ws(s, n, i + 1);
+        size_t vend = js_skip_value(s, n, i);
+        if (vend == JS_ERR)
+            return JS_NONE;
+        if (js_str_eq(k, key)) {
+            found.p = s + i;
+            found.n = vend - i;
+        }
+        i = js_ws(s, n, vend);
+        if (i >= n || s[i] != ',')
+            break;
+        i = js_ws(s, n, i + 1);
+    }
+    return found;
+}
+
+/* Reads a JSON number as a double. Returns 0 if v is not a finite number. */
+static int js_number(JSpan v, double *out)
+{
+    if (!js_is_number(v))
+        return 0;
+    char *tmp = malloc(v.n + 1); /* strtod needs a NUL-terminated copy */
+    if (!tmp)
+        return 0;
+    memcpy(tmp, v.p, v.n);
+    tmp[v.n] = '\0';
+    char *end;
+    double d = strtod(tmp, &end); /* JSON numbers are a subset of strtod's syntax (C locale) */
+    int ok = (*end == '\0') && isfinite(d);
+    free(tmp);
+    if (ok)
+        *out = d;
+    return ok;
+}
+
+/* Formats d with the fewest significant digits that read back exactly. */
+static void format_double(double d, char buf[40])
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 40, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    int initialized;  /* notifications/initialized seen */
+    int initialize_seen;
+    unsigned bad_run; /* consecutive bad lines */
+    int output_failed;
+} Server;
+
+/* Writes all of buf, retrying on short writes and EINTR (and waiting if
+ * stdout happens to be non-blocking). Returns 0, or -1 on a real error. */
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w > 0) {
+            buf += w;
+            len -= (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+            (void)poll(&pfd, 1, -1);
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Frames one JSON message with mcp_encode and writes it to stdout. */
+static void send_json(Server *srv, const StrBuf *msg)
+{
+    if (srv->output_failed)
+        return;
+    McpBuffer out = {NULL, 0};
+    McpStatus st = mcp_encode((const uint8_t *)msg->p, msg->len, 0, &out);
+    if (st != MCP_STATUS_OK) {
+        /* Only possible if this file builds bad JSON: a bug, not an input problem. */
+        log_msg("internal error: mcp_encode rejected a reply (%s)", mcp_status_str(st));
+        log_bytes("rejected reply", (const uint8_t *)msg->p, msg->len);
+        return;
+    }
+    if (write_all(STDOUT_FILENO, out.data, out.len) != 0) {
+        log_msg("cannot write to stdout: %s", strerror(errno));
+        srv->output_failed = 1;
+    }
+    mcp_buffer_free(&out);
+}
+
+static void sb_id(StrBuf *b, JSpan id)
+{
+    if (id.p)
+        sb_put(b, id.p, id.n);
+    else
+        sb_puts(b, "null");
+}
+
+/* Sends {"jsonrpc":"2.0","id":<id>,"result":<result>} */
+static void send_result(Server *srv, JSpan id, const char *result, size_t result_len)
+{
+    StrBuf b = {0};
+    sb_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    sb_id(&b, id);
+    sb_puts(&b, ",\"result\":");
+    sb_put(&b, result, result_len);
+    sb_puts(&b, "}");
+    send_json(srv, &b);
+    sb_free(&b);
+}
+
+/* Sends an error response; data is optional raw JSON (NULL for none). */
+static void send_error(Server *srv, JSpan id, int code, const char *message, const StrBuf *data)
+{
+    StrBuf b = {0};
+    char num[16];
+    sb_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    sb_id(&b, id);
+    snprintf(num, sizeof num, "%d", code);
+    sb_puts(&b, ",\"error\":{\"code\":");
+    sb_puts(&b, num);
+    sb_puts(&b, ",\"message\":");
+    sb_json_string(&b, message);
+    if (data) {
+        sb_puts(&b, ",\"data\":");
+        sb_put(&b, data->p, data->len);
+    }
+    sb_puts(&b, "}}");
+    send_json(srv, &b);
+    sb_free(&b);
+}
+
+static void send_invalid_params(Server *srv, JSpan id, const char *why)
+{
+    StrBuf data = {0};
+    sb_puts(&data, "{\"reason\":");
+    sb_json_string(&data, why);
+    sb_puts(&data, "}");
+    send_error(srv, id, -32602, "Invalid params", &data);
+    sb_free(&data);
+}
+
+/* Error reply to a bad line (id usually null), subject to the storm limit. */
+static void send_bad_line_error(Server *srv, JSpan id, int code, const char *message)
+{
+    srv->bad_run++;
+    if (srv->bad_run < MAX_CONSECUTIVE_BAD) {
+        send_error(srv, id, code, message, NULL);
+    } else if (srv->bad_run == MAX_CONSECUTIVE_BAD) {
+        send_error(srv, id, code, message, NULL);
+        log_msg("%d bad lines in a row: no more error replies until a valid message arrives",
+                MAX_CONSECUTIVE_BAD);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Method handlers                                                          */
+/* ------------------------------------------------------------------------ */
+
+static void do_initialize(Server *srv, JSpan id, JSpan params)
+{
+    JSpan version = js_member(params, "protocolVersion");
+    if (!js_is_string(version)) {
+        send_invalid_params(srv, id, "params.protocolVersion (string) is required");
+        return;
+    }
+    if (!js_str_eq(version, PROTOCOL_VERSION))
+        log_msg("client asked for protocol %.*s; offering " PROTOCOL_VERSION, (int)version.n,
+                version.p);
+    srv->initialize_seen = 1;
+
+    /* Version negotiation: we support exactly one version and always answer
+     * with it; a client that cannot speak it is expected to disconnect. */
+    StrBuf r = {0};
+    sb_puts(&r, "{\"protocolVersion\":\"" PROTOCOL_VERSION "\","
+                "\"capabilities\":{\"tools\":{}},"
+                "\"serverInfo\":{\"name\":\"" SERVER_NAME "\","
+                "\"title\":\"mcp-stdio demo server\",\"version\":");
+    sb_json_string(&r, mcp_stdio_version());
+    sb_puts(&r, "}}");
+    send_result(srv, id, r.p, r.len);
+    sb_free(&r);
+}
+
+static const char TOOLS_LIST_RESULT[] =
+    "{\"tools\": ["
+    "  {\"name\": \"echo\","
+    "   \"title\": \"Echo\","
+    "   \"description\": \"Returns the given text unchanged.\","
+    "   \"inputSchema\": {\"type\": \"object\","
+    "                     \"properties\": {\"text\": {\"type\": \"string\","
+    "                                                 \"description\": \"Text to echo back\"}},"
+    "                     \"required\": [\"text\"]}},"
+    "  {\"name\": \"add\","
+    "   \"title\": \"Add\","
+    "   \"description\": \"Adds two numbers (IEEE-754 double precision).\","
+    "   \"inputSchema\": {\"type\": \"object\","
+    "                     \"properties\": {\"a\": {\"type\": \"number\"},"
+    "                                    \"b\": {\"type\": \"number\"}},"
+    "                     \"required\": [\"a\", \"b\"]}}"
+    "]}";
+
+static void do_tools_call(Server *srv, JSpan id, JSpan params)
+{
+    if (!js_is_object(params)) {
+        send_invalid_params(srv, id, "params must be an object");
+        return;
+    }
+    JSpan name = js_member(params, "name");
+    if (!js_is_string(name)) {
+        send_invalid_params(srv, id, "params.name (string) is required");
+        return;
+    }
+    JSpan args = js_member(params, "arguments");
+    if (args.p && !js_is_object(args)) {
+        send_invalid_params(srv, id, "params.arguments must be an object");
+        return;
+    }
+
+    StrBuf r = {0};
+    if (js_str_eq(name, "echo")) {
+        JSpan text = js_member(args, "text");
+        if (!js_is_string(text)) {
+            send_invalid_params(srv, id, "echo: argument \"text\" (string) is required");
+            return;
+        }
+        /* The text goes back as its raw JSON string token: exact, no re-escaping. */
+        sb_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":");
+        sb_put(&r, text.p, text.n);
+        sb_puts(&r, "}],\"isError\":false}");
+    } else if (js_str_eq(name, "add")) {
+        double a, b;
+        if (!js_number(js_member(args, "a"), &a) || !js_number(js_member(args, "b"), &b)) {
+            send_invalid_params(srv, id, "add: arguments \"a\" and \"b\" (finite numbers) are required");
+            return;
+        }
+        double sum = a + b;
+        if (isfinite(sum)) {
+            char num[40];
+            format_double(sum, num);
+            sb_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":");
+            sb_json_string(&r, num);
+            sb_puts(&r, "}],\"isError\":false}");
+        } else {
+            /* A tool execution error, reported in the result as MCP prescribes. */
+            sb_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":\"overflow: the sum is not "
+                        "a finite number\"}],\"isError\":true}");
+        }
+    } else {
+        StrBuf data = {0};
+        sb_puts(&data, "{\"name\":");
+        sb_put(&data, name.p, name.n);
+        sb_puts(&data, "}");
+        send_error(srv, id, -32602, "Unknown tool", &data);
+        sb_free(&data);
+        return;
+    }
+    send_result(srv, id, r.p, r.len);
+    sb_free(&r);
+}
+
+static void handle_request(Server *srv, JSpan msg)
+{
+    JSpan method = js_member(msg, "method");
+    JSpan id = js_member(msg, "id");
+    JSpan params = js_member(msg, "params");
+
+    if (js_str_eq(method, "initialize")) {
+        do_initialize(srv, id, params);
+    } else if (js_str_eq(method, "ping")) {
+        send_result(srv, id, "{}", 2);
+    } else if (js_str_eq(method, "tools/list")) {
+        if (!srv->initialize_seen)
+            log_msg("warning: tools/list before initialize");
+        send_result(srv, id, TOOLS_LIST_RESULT, sizeof TOOLS_LIST_RESULT - 1);
+    } else if (js_str_eq(method, "tools/call")) {
+        if (!srv->initialize_seen)
+            log_msg("warning: tools/call before initialize");
+        do_tools_call(srv, id, params);
+    } else {
+        StrBuf data = {0};
+        sb_puts(&data, "{\"method\":");
+        sb_put(&data, method.p ? method.p : "null", method.p ? method.n : 4);
+        sb_puts(&data, "}");
+        send_error(srv, id, -32601, "Method not found", &data);
+        sb_free(&data);
+    }
+}
+
+static void handle_notification(Server *srv, JSpan msg)
+{
+    JSpan method = js_member(msg, "method");
+    if (js_str_eq(method, "notifications/initialized")) {
+        srv->initialized = 1;
+        log_msg("client initialized");
+    } else {
+        /* Notifications never get a reply, known or not. */
+        log_msg("ignoring notification %.*s", method.p ? (int)method.n : 4,
+                method.p ? method.p : "null");
+    }
+}
+
+/* Handles one item from the reader. msg->data is only valid until the next
+ * call on the reader, and nothing here calls the reader. */
+static void handle_message(Server *srv, const McpMessage *m)
+{
+    JSpan line = {(const char *)m->data, m->len};
+
+    switch (m->kind) {
+    case MCP_MESSAGE_JSON:
+        switch (m->rpc_kind) {
+        case MCP_RPC_REQUEST:
+            srv->bad_run = 0;
+            handle_request(srv, line);
+            break;
+        case MCP_RPC_NOTIFICATION:
+            srv->bad_run = 0;
+            handle_notification(srv, line);
+            break;
+        case MCP_RPC_RESPONSE:
+        case MCP_RPC_ERROR:
+            srv->bad_run = 0;
+            /* This server never sends requests, so no response is expected. */
+            log_bytes("ignoring unexpected response", m->data, m->len);
+            break;
+        case MCP_RPC_BATCH:
+            /* MCP 2025-06-18 removed JSON-RPC batching. */
+            log_bytes("rejecting batch", m->data, m->len);
+            send_bad_line_error(srv, JS_NONE, -32600, "Invalid Request: batches are not supported");
+            break;
+        default:
+            log_bytes("unclassified message", m->data, m->len);
+            break;
+        }
+        break;
+
+    case MCP_MESSAGE_PARSE_ERROR:
+        log_bytes("parse error", m->data, m->len);
+        send_bad_line_error(srv, JS_NONE, -32700, "Parse error");
+        break;
+
+    case MCP_MESSAGE_TOO_LONG:
+        log_msg("line too long (%zu bytes received), dropped", m->len);
+        send_bad_line_error(srv, JS_NONE, -32700, "Parse error: line too long");
+        break;
+
+    case MCP_MESSAGE_INVALID_JSONRPC: {
+        log_bytes("invalid JSON-RPC", m->data, m->len);
+        /* Never answer something that looks like a (malformed) response:
+         * that is how two peers end up trading errors forever. */
+        if (js_is_object(line) && !js_member(line, "method").p &&
+            (js_member(line, "result").p || js_member(line, "error").p))
+            break;
+        /* Echo the id if it is detectable (a string or a number), else null. */
+        JSpan id = js_member(line, "id");
+        if (!js_is_string(id) && !js_is_number(id))
+            id = JS_NONE;
+        send_bad_line_error(srv, id, -32600, "Invalid Request");
+        break;
+    }
+
+    default:
+        log_msg("unknown message kind %d", (int)m->kind);
+        break;
+    }
+}
+
+/* Takes every complete item out of the reader. Returns 0, or -1 on a library error. */
+static int drain(Server *srv, McpLineReader *reader)
+{
+    for (;;) {
+        McpMessage m;
+        McpStatus st = mcp_line_reader_next_message(reader, &m);
+        if (st == MCP_STATUS_NO_MESSAGE)
+            return 0;
+        if (st != MCP_STATUS_OK) {
+            log_msg("mcp_line_reader_next_message: %s", mcp_status_str(st));
+            return -1;
+        }
+        handle_message(srv, &m);
+        if (srv->output_failed)
+            return -1;
+    }
+}
+
+int main(void)
+{
+    /* A closed stdout must show up as EPIPE from write(), not kill us silently. */
+    signal(SIGPIPE, SIG_IGN);
+
+    McpLineReader *reader = mcp_line_reader_new();
+    if (!reader) {
+        log_msg("out of memory");
+        return 1;
+    }
+    McpStatus st = mcp_line_reader_set_flags(reader, MCP_READER_JSONRPC);
+    if (st != MCP_STATUS_OK) {
+        log_msg("mcp_line_reader_set_flags: %s", mcp_status_str(st));
+        mcp_line_reader_free(reader);
+        return 1;
+    }
+
+    Server srv = {0};
+    static uint8_t buf[64 * 1024];
+    int rc = 0;
+    log_msg("ready (mcp-stdio %s)", mcp_stdio_version());
+
+    for (;;) {
+        ssize_t got = read(STDIN_FILENO, buf, sizeof buf);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            log_msg("read: %s", strerror(errno));
+            rc = 1;
+            break;
+        }
+        if (got == 0) {
+            /* End of input: an unterminated last line still counts. */
+            st = mcp_line_reader_finish(reader);
+            if (st != MCP_STATUS_OK) {
+                log_msg("mcp_line_reader_finish: %s", mcp_status_str(st));
+                rc = 1;
+            } else if (drain(&srv, reader) != 0) {
+                rc = 1;
+            }
+            break;
+        }
+        st = mcp_line_reader_feed(reader, buf, (size_t)got);
+        if (st != MCP_STATUS_OK) {
+            log_msg("mcp_line_reader_feed: %s", mcp_status_str(st));
+            rc = 1;
+            break;
+        }
+        if (drain(&srv, reader) != 0) {
+            rc = 1;
+            break;
+        }
+    }
+
+    mcp_line_reader_free(reader);
+    log_msg(rc == 0 ? "end of input, exiting" : "exiting after an error");
+    return rc;
+}
