@@ -168,15 +168,16 @@ enum McpRpcKind
    */
   MCP_RPC_NONE = 0,
   /**
-   * `method` and `id`: the peer expects a response.
+   * `method` (a string) and `id` (a string or a number; MCP forbids a null
+   * id, so `"id":null` with a method is not a request): the peer expects a response.
    */
   MCP_RPC_REQUEST = 1,
   /**
-   * `method` without `id`.
+   * `method` (a string) without `id`: no response expected.
    */
   MCP_RPC_NOTIFICATION = 2,
   /**
-   * `id` and `result`.
+   * `id` (a string or a number) and `result` (any value, null included).
    */
   MCP_RPC_RESPONSE = 3,
   /**

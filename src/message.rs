@@ -4,11 +4,12 @@
 /// ([`LineReader::set_jsonrpc`](crate::LineReader::set_jsonrpc)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RpcKind {
-    /// `method` and `id`: the peer expects a response.
+    /// `method` (a string) and `id` (a string or a number; MCP forbids a null
+    /// id): the peer expects a response.
     Request,
     /// `method` without `id`: no response expected.
     Notification,
-    /// `id` and `result`.
+    /// `id` (a string or a number) and `result` (any value, null included).
     Response,
     /// `id` (possibly `null`) and an `error` object with an integer `code` and a string `message`.
     Error,

@@ -17,7 +17,10 @@ fn seed_000_three_reads() {
     r.feed(b":2}\n{\"id\":3}\nnot json\n").unwrap();
     assert_eq!(r.next_message(), Some(json(b"{\"id\":2}")));
     assert_eq!(r.next_message(), Some(json(b"{\"id\":3}")));
-    assert_eq!(r.next_message(), Some(Message::ParseError { line: b"not json" }));
+    assert_eq!(
+        r.next_message(),
+        Some(Message::ParseError { line: b"not json" })
+    );
     assert_eq!(r.next_message(), None);
 
     r.feed(b"{\"id\":4}").unwrap();
@@ -39,7 +42,8 @@ fn seed_000_encode_example() {
 fn seed_002_skips_malformed_lines_and_recovers() {
     let mut r = LineReader::new();
     r.set_skip_invalid(true);
-    r.feed(b"garbage\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n").unwrap();
+    r.feed(b"garbage\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n")
+        .unwrap();
     assert_eq!(
         r.next_message().and_then(|m| m.data()),
         Some(&b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}"[..])

@@ -59,11 +59,12 @@ pub enum McpMessageKind {
 pub enum McpRpcKind {
     /// Not classified: `MCP_READER_JSONRPC` is off, or the item is not a message.
     MCP_RPC_NONE = 0,
-    /// `method` and `id`: the peer expects a response.
+    /// `method` (a string) and `id` (a string or a number; MCP forbids a null
+    /// id, so `"id":null` with a method is not a request): the peer expects a response.
     MCP_RPC_REQUEST = 1,
-    /// `method` without `id`.
+    /// `method` (a string) without `id`: no response expected.
     MCP_RPC_NOTIFICATION = 2,
-    /// `id` and `result`.
+    /// `id` (a string or a number) and `result` (any value, null included).
     MCP_RPC_RESPONSE = 3,
     /// `id` (or null) and an `error` object with an integer `code` and a string `message`.
     MCP_RPC_ERROR = 4,

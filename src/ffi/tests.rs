@@ -239,7 +239,8 @@ fn with_panic_in<T>(entry: &CStr, f: impl FnOnce() -> T) -> T {
 
 #[test]
 fn a_panic_in_a_reader_call_is_caught_and_poisons_that_reader() {
-    let calls: [(&CStr, unsafe fn(*mut McpLineReader) -> McpStatus); 5] = [
+    type ReaderCall = unsafe fn(*mut McpLineReader) -> McpStatus;
+    let calls: [(&CStr, ReaderCall); 5] = [
         (c"mcp_line_reader_feed", |r| unsafe {
             mcp_line_reader_feed(r, b"1\n".as_ptr(), 2)
         }),
