@@ -1,0 +1,113 @@
+/*
+ * mcp_status_str for every status and unknown codes, the version string and
+ * macros, and the ABI version. The harness passes
+ * -DMCP_TEST_CRATE_VERSION="\"<CARGO_PKG_VERSION>\"" so the header's version
+ * is also checked against the crate's.
+ */
+#include "test_util.h"
+
+static void test_status_strings(void)
+{
+    static const McpStatus known[] = {
+        MCP_STATUS_OK,           MCP_STATUS_NO_MESSAGE,    MCP_STATUS_NULL_ARGUMENT,
+        MCP_STATUS_INVALID_ARGUMENT, MCP_STATUS_INVALID_JSON, MCP_STATUS_OUT_OF_MEMORY,
+        MCP_STATUS_PANIC,        MCP_STATUS_POISONED,
+    };
+    static const int32_t unknown[] = {2, 3, 100, -7, -8, -100, INT32_MAX, INT32_MIN};
+    const char *known_str[sizeof known / sizeof known[0]];
+    size_t i, j;
+
+    /* the documented values */
+    CHECK(MCP_STATUS_OK == 0);
+    CHECK(MCP_STATUS_NO_MESSAGE == 1);
+    CHECK(MCP_STATUS_NULL_ARGUMENT == -1);
+    CHECK(MCP_STATUS_INVALID_ARGUMENT == -2);
+    CHECK(MCP_STATUS_INVALID_JSON == -3);
+    CHECK(MCP_STATUS_OUT_OF_MEMORY == -4);
+    CHECK(MCP_STATUS_PANIC == -5);
+    CHECK(MCP_STATUS_POISONED == -6);
+    CHECK(MCP_MESSAGE_JSON == 0 && MCP_MESSAGE_PARSE_ERROR == 1 && MCP_MESSAGE_TOO_LONG == 2 &&
+          MCP_MESSAGE_INVALID_JSONRPC == 3);
+    CHECK(MCP_RPC_NONE == 0 && MCP_RPC_REQUEST == 1 && MCP_RPC_NOTIFICATION == 2 && MCP_RPC_RESPONSE == 3 &&
+          MCP_RPC_ERROR == 4 && MCP_RPC_BATCH == 5);
+    CHECK(MCP_READER_SKIP_INVALID == 1 && MCP_READER_JSONRPC == 2 && MCP_ENCODE_ASCII == 1);
+    CHECK(sizeof(McpStatus) == 4);
+
+    for (i = 0; i < sizeof known / sizeof known[0]; i++) {
+        const char *s = mcp_status_str(known[i]);
+        known_str[i] = s;
+        if (!CHECK(s != NULL && s[0] != '\0')) {
+            printf("    status %ld\n", (long)known[i]);
+            continue;
+        }
+        /* a static string: same result every time, still there after other calls */
+        CHECK(mcp_status_str(known[i]) == s || strcmp(mcp_status_str(known[i]), s) == 0);
+    }
+    /* every known status has its own text */
+    for (i = 0; i < sizeof known / sizeof known[0]; i++) {
+        for (j = i + 1; j < sizeof known / sizeof known[0]; j++) {
+            if (known_str[i] != NULL && known_str[j] != NULL &&
+                !CHECK(strcmp(known_str[i], known_str[j]) != 0)) {
+                printf("    statuses %ld and %ld share \"%s\"\n", (long)known[i], (long)known[j], known_str[i]);
+            }
+        }
+    }
+    /* unknown codes get a generic string, never NULL, and not a known status's text */
+    for (i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        const char *s = mcp_status_str(unknown[i]);
+        if (!CHECK(s != NULL && s[0] != '\0')) {
+            printf("    unknown status %ld\n", (long)unknown[i]);
+            continue;
+        }
+        for (j = 0; j < sizeof known / sizeof known[0]; j++) {
+            if (known_str[j] != NULL && !CHECK(strcmp(s, known_str[j]) != 0)) {
+                printf("    unknown status %ld reads like status %ld: \"%s\"\n", (long)unknown[i], (long)known[j], s);
+            }
+        }
+    }
+}
+
+static void test_version(void)
+{
+    const char *v = mcp_stdio_version();
+    char from_macros[64];
+
+    if (CHECK(v != NULL)) {
+        if (!CHECK(strcmp(v, MCP_STDIO_VERSION) == 0)) {
+            printf("    mcp_stdio_version() = \"%s\", MCP_STDIO_VERSION = \"%s\"\n", v, MCP_STDIO_VERSION);
+        }
+        CHECK(mcp_stdio_version() == v || strcmp(mcp_stdio_version(), v) == 0);
+    }
+    sprintf(from_macros, "%lu.%lu.%lu", (unsigned long)MCP_STDIO_VERSION_MAJOR,
+            (unsigned long)MCP_STDIO_VERSION_MINOR, (unsigned long)MCP_STDIO_VERSION_PATCH);
+    if (!CHECK(strcmp(from_macros, MCP_STDIO_VERSION) == 0)) {
+        printf("    MAJOR.MINOR.PATCH = \"%s\", MCP_STDIO_VERSION = \"%s\"\n", from_macros, MCP_STDIO_VERSION);
+    }
+#ifdef MCP_TEST_CRATE_VERSION
+    if (!CHECK(strcmp(MCP_STDIO_VERSION, MCP_TEST_CRATE_VERSION) == 0)) {
+        printf("    header MCP_STDIO_VERSION = \"%s\", crate version = \"%s\"\n", MCP_STDIO_VERSION,
+               MCP_TEST_CRATE_VERSION);
+    }
+#endif
+}
+
+static void test_abi_version(void)
+{
+    uint32_t abi = mcp_stdio_abi_version();
+    if (!CHECK(abi == (uint32_t)MCP_STDIO_ABI_VERSION)) {
+        printf("    mcp_stdio_abi_version() = %lu, MCP_STDIO_ABI_VERSION = %lu\n", (unsigned long)abi,
+               (unsigned long)MCP_STDIO_ABI_VERSION);
+    }
+    /* while the crate is 0.x the ABI version is 0 */
+    if (MCP_STDIO_VERSION_MAJOR == 0) {
+        CHECK(MCP_STDIO_ABI_VERSION == 0);
+    }
+}
+
+int main(void)
+{
+    test_status_strings();
+    test_version();
+    test_abi_version();
+    return check_summary();
+}
