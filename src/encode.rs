@@ -3,7 +3,7 @@
 use memchr::{memchr, memchr3};
 
 use crate::error::Error;
-use crate::json::{is_json_text, is_whitespace, next_special, utf8_char_end};
+use crate::json::{is_json_text, is_whitespace, next_special};
 
 /// How [`encode_into`] writes strings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -96,7 +96,7 @@ impl Minifier<'_, '_> {
         loop {
             j = if self.ascii {
                 // Non-ASCII bytes and DEL (0x7F, ASCII but not printable).
-                let special = next_special(s, j);
+                let special = next_special::<true>(s, j);
                 memchr(0x7F, &s[j..special]).map_or(special, |k| j + k)
             } else {
                 memchr3(b'"', b'\\', 0xE2, &s[j..]).map_or(s.len(), |k| j + k)
@@ -118,8 +118,8 @@ impl Minifier<'_, '_> {
                     from = j;
                 }
                 Some(&b) if b < 0x80 => j += 1, // not reached in valid JSON
-                Some(_) => {
-                    let end = utf8_char_end(s, j).unwrap_or(j + 1);
+                Some(&lead) => {
+                    let end = (j + utf8_len(lead)).min(s.len());
                     let c = decode_utf8(&s[j..end]);
                     let escape = self.ascii || c == 0x2028 || c == 0x2029;
                     if escape {
@@ -159,6 +159,15 @@ impl Minifier<'_, '_> {
             HEX[(u >> 4) as usize & 0xF],
             HEX[u as usize & 0xF],
         ]);
+    }
+}
+
+/// The length of the UTF-8 sequence that `lead` starts (the text is valid UTF-8).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        _ => 2,
     }
 }
 

@@ -8,7 +8,7 @@ mod nesting;
 mod string;
 mod validate;
 
-pub(crate) use string::{next_special, skip_string, unescape_short, utf8_char_end};
+pub(crate) use string::{next_special, skip_string, unescape_short};
 pub(crate) use validate::is_json_text;
 
 /// JSON's insignificant whitespace: space, tab, line feed, carriage return. Nothing else.

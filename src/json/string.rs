@@ -7,55 +7,40 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// Per byte of `w` (little-endian order), the high bit is set for a byte that
-/// a string scanner must look at: `"`, `\`, a control character (< 0x20) or a
-/// non-ASCII byte. Borrows only run upwards from a flagged byte, so the lowest
-/// flag is always exact (later flags may be spurious and are never used).
-#[inline]
-fn special_bytes(w: u64) -> u64 {
+/// a string scanner must look at: `"`, `\`, a control character (< 0x20),
+/// and, when `NON_ASCII`, a non-ASCII byte. Borrows only run upwards from a
+/// flagged byte, so the lowest flag is always exact (later flags may be
+/// spurious and are never used).
+#[inline(always)]
+fn special_bytes<const NON_ASCII: bool>(w: u64) -> u64 {
     let quote = w ^ (ONES * u64::from(b'"'));
     let backslash = w ^ (ONES * u64::from(b'\\'));
     let is_quote = quote.wrapping_sub(ONES) & !quote;
     let is_backslash = backslash.wrapping_sub(ONES) & !backslash;
     let is_control = w.wrapping_sub(ONES * 0x20) & !w;
-    (is_quote | is_backslash | is_control | w) & HIGHS
+    let flags = is_quote | is_backslash | is_control;
+    if NON_ASCII {
+        (flags | w) & HIGHS
+    } else {
+        flags & HIGHS
+    }
 }
 
 /// The index of the first byte at or after `i` that needs a look (see
-/// [`special_bytes`]), or `s.len()`. Short strings are done eight bytes per
-/// step; past the first 16 bytes the search switches to bulk scanning.
-#[inline]
-pub(crate) fn next_special(s: &[u8], mut i: usize) -> usize {
-    for _ in 0..2 {
-        let Some(chunk) = s.get(i..i + 8) else {
-            return next_special_bytewise(s, i);
-        };
+/// [`special_bytes`]), or `s.len()`. Eight bytes per step.
+#[inline(always)]
+pub(crate) fn next_special<const NON_ASCII: bool>(s: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = s.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let mask = special_bytes(u64::from_le_bytes(word));
+        let mask = special_bytes::<NON_ASCII>(u64::from_le_bytes(word));
         if mask != 0 {
             return i + (mask.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    next_special_bulk(s, i)
-}
-
-/// Long runs: find the next quote or backslash with SIMD (memchr), then check
-/// the run before it for control and non-ASCII bytes in blocks the compiler
-/// vectorises. Each byte is read twice at SIMD speed instead of once at
-/// eight bytes a step.
-#[inline(never)]
-fn next_special_bulk(s: &[u8], i: usize) -> usize {
-    let end = memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k);
-    match first_control_or_non_ascii(&s[i..end]) {
-        Some(k) => i + k,
-        None => end,
-    }
-}
-
-fn next_special_bytewise(s: &[u8], mut i: usize) -> usize {
     while let Some(&b) = s.get(i) {
-        if b == b'"' || b == b'\\' || needs_look(b) {
+        if b == b'"' || b == b'\\' || b < 0x20 || (NON_ASCII && b >= 0x80) {
             return i;
         }
         i += 1;
@@ -63,60 +48,20 @@ fn next_special_bytewise(s: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// A control character (< 0x20) or a non-ASCII byte: one compare after a
-/// wrapping subtraction, which vectorises well.
-#[inline(always)]
-fn needs_look(b: u8) -> bool {
-    b.wrapping_sub(0x20) >= 0x60
-}
-
-/// The offset of the first control or non-ASCII byte of `run`, if any.
-fn first_control_or_non_ascii(run: &[u8]) -> Option<usize> {
-    const BLOCK: usize = 32;
-    let mut blocks = run.chunks_exact(BLOCK);
-    let mut offset = 0;
-    for block in &mut blocks {
-        // No early exit inside the block, so that this becomes SIMD compares.
-        let any = block.iter().fold(0u8, |acc, &b| acc | u8::from(needs_look(b)));
-        if any != 0 {
-            return block.iter().position(|&b| needs_look(b)).map(|k| offset + k);
-        }
-        offset += BLOCK;
-    }
-    blocks
-        .remainder()
-        .iter()
-        .position(|&b| needs_look(b))
-        .map(|k| offset + k)
-}
-
-/// Validates the string that opens at `s[i] == b'"'`; returns the index just
-/// past its closing quote, or `None` if it is not a valid JSON string.
+/// Checks the string that opens at `s[i] == b'"'` in a text whose UTF-8 is
+/// already known to be valid: escapes, and no raw control characters.
+/// Returns the index just past its closing quote, or `None` if invalid.
 #[inline]
 pub(crate) fn scan_string(s: &[u8], i: usize) -> Option<usize> {
     let mut i = i + 1;
     loop {
-        i = next_special(s, i);
+        i = next_special::<false>(s, i);
         match *s.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => i = escape_end(s, i)?,
-            0x80..=0xFF => i = non_ascii_run_end(s, i)?,
             _ => return None, // a raw control character
         }
     }
-}
-
-/// `s[i]` is a non-ASCII byte inside a string: validates everything up to
-/// the next quote or backslash at once (strict UTF-8 by the standard
-/// library, no control characters) and returns where that run ends.
-/// Neither byte can occur inside a multi-byte UTF-8 sequence, so the run
-/// never cuts a character in two.
-#[inline(never)]
-fn non_ascii_run_end(s: &[u8], i: usize) -> Option<usize> {
-    let end = memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k);
-    let run = &s[i..end];
-    let ok = std::str::from_utf8(run).is_ok() && !run.iter().any(|&b| b < 0x20);
-    ok.then_some(end)
 }
 
 /// `s[i]` is a backslash: the index past its escape sequence, if valid.
@@ -131,32 +76,6 @@ fn escape_end(s: &[u8], i: usize) -> Option<usize> {
         }
         _ => None,
     }
-}
-
-/// `s[i]` is a non-ASCII byte: the index past its UTF-8 sequence, if it is a
-/// well-formed one (no overlongs, no encoded surrogates, nothing above U+10FFFF).
-#[inline]
-pub(crate) fn utf8_char_end(s: &[u8], i: usize) -> Option<usize> {
-    let (len, lo, hi) = match s[i] {
-        0xC2..=0xDF => (2, 0x80, 0xBF),
-        0xE0 => (3, 0xA0, 0xBF),
-        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
-        0xED => (3, 0x80, 0x9F),
-        0xF0 => (4, 0x90, 0xBF),
-        0xF1..=0xF3 => (4, 0x80, 0xBF),
-        0xF4 => (4, 0x80, 0x8F),
-        _ => return None,
-    };
-    let second = *s.get(i + 1)?;
-    if !(lo..=hi).contains(&second) {
-        return None;
-    }
-    for k in 2..len {
-        if *s.get(i + k)? & 0xC0 != 0x80 {
-            return None;
-        }
-    }
-    Some(i + len)
 }
 
 /// Skips the already validated string opening at `s[i] == b'"'`: the index

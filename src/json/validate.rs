@@ -10,6 +10,12 @@ use super::string::scan_string;
 /// surrogate escapes are valid; nesting depth is not limited (the stack of
 /// open containers costs one bit per level, on the heap past 64 levels).
 pub(crate) fn is_json_text(text: &[u8]) -> bool {
+    // UTF-8 first, for the whole text at once: then strings only need to
+    // look for quotes, backslashes and control characters, and any non-ASCII
+    // byte outside a string is a grammar error anyway.
+    if simdutf8::basic::from_utf8(text).is_err() {
+        return false;
+    }
     let mut v = Validator { s: text, i: 0 };
     v.skip_whitespace();
     v.value() && {
