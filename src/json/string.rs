@@ -107,14 +107,28 @@ impl Short {
 }
 
 /// Decodes the already validated string opening at `s[i] == b'"'` when its
-/// value is at most 8 ASCII characters (escapes resolved, so `"json\u0072pc"`
-/// is `jsonrpc`). Returns that value, or `None` for any other string, and the
-/// index past the closing quote.
+/// value is at most 8 bytes (escapes resolved, so `"json\u0072pc"` is
+/// `jsonrpc`). Returns that value, or `None` for a longer string or one with
+/// an escaped non-ASCII character (no JSON-RPC name or version has one), and
+/// the index past the closing quote.
 pub(crate) fn unescape_short(s: &[u8], i: usize) -> (Option<Short>, usize) {
     let mut out = Short {
         bytes: [0; 8],
         len: 0,
     };
+    // The common case, a short name without escapes: copy it as it is.
+    let body = s.get(i + 1..).unwrap_or_default();
+    for (k, &b) in body.iter().take(out.bytes.len() + 1).enumerate() {
+        match b {
+            b'"' => {
+                out.bytes[..k].copy_from_slice(&body[..k]);
+                out.len = k;
+                return (Some(out), i + k + 2);
+            }
+            b'\\' => break,
+            _ => {}
+        }
+    }
     let mut j = i + 1;
     loop {
         let (byte, next) = match s.get(j) {
