@@ -754,7 +754,9 @@ fn readme_c_example_builds_and_runs() {
     let work = WorkDir::new("readme");
     let readme = fs::read_to_string(manifest_dir().join("README.md")).expect("README.md");
     let start = readme.find("```c\n").expect("README.md has a ```c block") + "```c\n".len();
-    let len = readme[start..].find("```").expect("the ```c block is closed");
+    let len = readme[start..]
+        .find("```")
+        .expect("the ```c block is closed");
     let src = work.path("readme_example.c");
     fs::write(&src, &readme[start..start + len]).expect("write the example");
     let exe = work.path("readme_example");
