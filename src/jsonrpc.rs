@@ -2,7 +2,7 @@
 //! are strings or numbers). Runs on text the validator has already accepted,
 //! so it only walks the top level and skips nested values without recursion.
 
-use crate::json::{is_whitespace, skip_string, unescape_short};
+use crate::json::{skip_string, unescape_short, Cursor};
 use crate::message::RpcKind;
 
 /// The JSON-RPC kind of `text`, a valid JSON text without surrounding
@@ -11,7 +11,7 @@ use crate::message::RpcKind;
 /// Member names and string values are compared after unescaping; when a
 /// member name repeats, the last one wins (as in Python's `json.loads`).
 pub(crate) fn classify(text: &[u8]) -> Option<RpcKind> {
-    let mut c = Cursor { s: text, i: 0 };
+    let mut c = Cursor::new(text);
     match c.peek() {
         b'{' => c.object(),
         b'[' => c.batch(),
@@ -44,24 +44,8 @@ struct Members {
     error: Option<bool>,
 }
 
-struct Cursor<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
+/// The classifier's steps.
 impl Cursor<'_> {
-    #[inline]
-    fn peek(&self) -> u8 {
-        self.s.get(self.i).copied().unwrap_or(0)
-    }
-
-    #[inline]
-    fn skip_whitespace(&mut self) {
-        while is_whitespace(self.peek()) {
-            self.i += 1;
-        }
-    }
-
     /// A non-empty array of requests, notifications and responses.
     fn batch(&mut self) -> Option<RpcKind> {
         self.i += 1;

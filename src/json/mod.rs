@@ -4,10 +4,12 @@
 //! Nothing here allocates per value or recurses: nesting depth is bounded only
 //! by the input's length, and the stack never grows with it.
 
+mod cursor;
 mod nesting;
 mod string;
 mod validate;
 
+pub(crate) use cursor::Cursor;
 pub(crate) use string::{next_special, skip_string, unescape_short};
 pub(crate) use validate::is_json_text;
 

@@ -1,6 +1,6 @@
 //! Is this exactly one JSON text? RFC 8259 on bytes, strict UTF-8, any depth.
 
-use super::is_whitespace;
+use super::cursor::Cursor;
 use super::nesting::Nesting;
 use super::string::scan_string;
 
@@ -16,7 +16,7 @@ pub(crate) fn is_json_text(text: &[u8]) -> bool {
     if simdutf8::basic::from_utf8(text).is_err() {
         return false;
     }
-    let mut v = Validator { s: text, i: 0 };
+    let mut v = Cursor::new(text);
     v.skip_whitespace();
     v.value() && {
         v.skip_whitespace();
@@ -24,25 +24,8 @@ pub(crate) fn is_json_text(text: &[u8]) -> bool {
     }
 }
 
-struct Validator<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl Validator<'_> {
-    /// The byte at the cursor, or 0 at the end (0 is invalid wherever a byte is expected).
-    #[inline]
-    fn peek(&self) -> u8 {
-        self.s.get(self.i).copied().unwrap_or(0)
-    }
-
-    #[inline]
-    fn skip_whitespace(&mut self) {
-        while is_whitespace(self.peek()) {
-            self.i += 1;
-        }
-    }
-
+/// The validator's steps.
+impl Cursor<'_> {
     /// One value at the cursor (whitespace already skipped), containers included.
     fn value(&mut self) -> bool {
         let mut open = Nesting::new();

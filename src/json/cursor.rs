@@ -1,0 +1,29 @@
+//! A position in a JSON text, shared by the validator and the JSON-RPC classifier.
+
+use super::is_whitespace;
+
+/// The text and the index of the next byte to look at. Each module that
+/// walks JSON adds its own methods in its own `impl` block.
+pub(crate) struct Cursor<'a> {
+    pub(crate) s: &'a [u8],
+    pub(crate) i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(s: &'a [u8]) -> Self {
+        Cursor { s, i: 0 }
+    }
+
+    /// The byte at the cursor, or 0 at the end (0 is invalid wherever a byte is expected).
+    #[inline]
+    pub(crate) fn peek(&self) -> u8 {
+        self.s.get(self.i).copied().unwrap_or(0)
+    }
+
+    #[inline]
+    pub(crate) fn skip_whitespace(&mut self) {
+        while is_whitespace(self.peek()) {
+            self.i += 1;
+        }
+    }
+}
