@@ -35,7 +35,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,42 +43,16 @@
 
 #include "mcp_stdio.h"
 
+#define DEMO_PROG "mcp_server"
+#include "demo_log.h"   /* log_msg, log_bytes (stderr only: stdout belongs to the protocol) */
+#include "demo_json.h" /* JSpan, js_member, js_str_eq, ... */
+
 #define PROTOCOL_VERSION "2025-06-18"
 #define SERVER_NAME "mcp-stdio-demo-server"
 
 /* After this many bad lines in a row (with no valid message in between) the
  * server stops answering them with error replies (it still logs). */
 #define MAX_CONSECUTIVE_BAD 8
-
-/* ------------------------------------------------------------------------ */
-/* Logging (stderr only: stdout belongs to the protocol)                    */
-/* ------------------------------------------------------------------------ */
-
-static void log_msg(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("mcp_server: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-/* Logs a prefix of untrusted bytes, escaping anything non-printable. */
-static void log_bytes(const char *what, const uint8_t *data, size_t len)
-{
-    const size_t max = 120;
-    fprintf(stderr, "mcp_server: %s: ", what);
-    for (size_t i = 0; i < len && i < max; i++) {
-        if (data[i] >= 0x20 && data[i] < 0x7f)
-            fputc(data[i], stderr);
-        else
-            fprintf(stderr, "\\x%02x", data[i]);
-    }
-    if (len > max)
-        fprintf(stderr, "... (%zu bytes)", len);
-    fputc('\n', stderr);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Growable string buffer for building replies                              */
@@ -144,231 +117,12 @@ static void sb_free(StrBuf *b)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Minimal JSON navigation                                                  */
-/*                                                                          */
-/* Every line we look at has already been validated by the library as one   */
-/* JSON text, so this code only *navigates* (find a member, an array        */
-/* element, compare a string, read a number); it does not re-validate.      */
-/* It is bounds-checked throughout, so even a bug cannot read past the      */
-/* line. Values are returned as spans of their raw JSON text, which is      */
-/* what lets us echo ids (and the echo tool's text) back byte for byte.     */
-/* Duplicate object keys: the last one wins (as in most JSON parsers).      */
+/* JSON navigation only the server needs (the shared part is demo_json.h)   */
 /* ------------------------------------------------------------------------ */
 
-typedef struct {
-    const char *p; /* raw JSON text of the value; NULL if absent */
-    size_t n;
-} JSpan;
-
-#define JS_ERR SIZE_MAX
-
-static const JSpan JS_NONE = {NULL, 0};
-
-static int js_is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-static size_t js_ws(const char *s, size_t n, size_t i)
-{
-    while (i < n && js_is_ws(s[i]))
-        i++;
-    return i;
-}
-
-/* s[i] is the opening quote; returns the index just past the closing quote. */
-static size_t js_skip_string(const char *s, size_t n, size_t i)
-{
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++; /* skip the escaped character (for \uXXXX the hex digits are harmless) */
-        else if (s[i] == '"')
-            return i + 1;
-    }
-    return JS_ERR;
-}
-
-/* Returns the index just past the value starting at s[i]. */
-static size_t js_skip_value(const char *s, size_t n, size_t i)
-{
-    if (i >= n)
-        return JS_ERR;
-    if (s[i] == '"')
-        return js_skip_string(s, n, i);
-    if (s[i] == '{' || s[i] == '[') {
-        size_t depth = 0;
-        while (i < n) {
-            char c = s[i];
-            if (c == '"') {
-                i = js_skip_string(s, n, i);
-                if (i == JS_ERR)
-                    return JS_ERR;
-                continue;
-            }
-            if (c == '{' || c == '[') {
-                depth++;
-            } else if (c == '}' || c == ']') {
-                if (--depth == 0)
-                    return i + 1;
-            }
-            i++;
-        }
-        return JS_ERR;
-    }
-    /* number, true, false, null: runs until a structural character or space */
-    size_t start = i;
-    while (i < n && !js_is_ws(s[i]) && s[i] != ',' && s[i] != ']' && s[i] != '}' && s[i] != ':')
-        i++;
-    return i > start ? i : JS_ERR;
-}
-
-static long js_hex4(const char *s, size_t n, size_t i)
-{
-    long v = 0;
-    if (i + 4 > n)
-        return -1;
-    for (size_t k = i; k < i + 4; k++) {
-        char c = s[k];
-        int d = (c >= '0' && c <= '9')   ? c - '0'
-                : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                         : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-static int js_utf8(unsigned long cp, unsigned char out[4])
-{
-    if (cp < 0x80) {
-        out[0] = (unsigned char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (unsigned char)(0xC0 | (cp >> 6));
-        out[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (unsigned char)(0xE0 | (cp >> 12));
-        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (unsigned char)(0xF0 | (cp >> 18));
-    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (unsigned char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/*
- * Decodes the next character of a JSON string body starting at s[*i] into
- * UTF-8 (raw bytes pass through one at a time; escapes are decoded, including
- * surrogate pairs; a lone surrogate becomes U+FFFD). Returns the number of
- * bytes written to out, or 0 at the closing quote or on malformed input.
- */
-static int js_str_next(const char *s, size_t n, size_t *i, unsigned char out[4])
-{
-    size_t k = *i;
-    if (k >= n || s[k] == '"')
-        return 0;
-    if (s[k] != '\\') {
-        out[0] = (unsigned char)s[k];
-        *i = k + 1;
-        return 1;
-    }
-    if (k + 1 >= n)
-        return 0;
-    char c;
-    switch (s[k + 1]) {
-    case '"': c = '"'; break;
-    case '\\': c = '\\'; break;
-    case '/': c = '/'; break;
-    case 'b': c = '\b'; break;
-    case 'f': c = '\f'; break;
-    case 'n': c = '\n'; break;
-    case 'r': c = '\r'; break;
-    case 't': c = '\t'; break;
-    case 'u': {
-        long hi = js_hex4(s, n, k + 2);
-        if (hi < 0)
-            return 0;
-        unsigned long cp = (unsigned long)hi;
-        k += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF && k + 1 < n && s[k] == '\\' && s[k + 1] == 'u') {
-            long lo = js_hex4(s, n, k + 2);
-            if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long)lo - 0xDC00);
-                k += 6;
-            }
-        }
-        if (cp >= 0xD800 && cp <= 0xDFFF)
-            cp = 0xFFFD;
-        *i = k;
-        return js_utf8(cp, out);
-    }
-    default:
-        return 0;
-    }
-    out[0] = (unsigned char)c;
-    *i = k + 2;
-    return 1;
-}
-
-static int js_is_string(JSpan v) { return v.p && v.n >= 2 && v.p[0] == '"'; }
-static int js_is_object(JSpan v) { return v.p && v.n >= 2 && v.p[0] == '{'; }
 static int js_is_number(JSpan v)
 {
     return v.p && v.n >= 1 && (v.p[0] == '-' || (v.p[0] >= '0' && v.p[0] <= '9'));
-}
-
-/* Does the JSON string v decode to exactly the C string lit? */
-static int js_str_eq(JSpan v, const char *lit)
-{
-    if (!js_is_string(v))
-        return 0;
-    size_t i = 1, pos = 0, len = strlen(lit);
-    unsigned char buf[4];
-    int k;
-    while ((k = js_str_next(v.p, v.n, &i, buf)) > 0) {
-        if (pos + (size_t)k > len || memcmp(lit + pos, buf, (size_t)k) != 0)
-            return 0;
-        pos += (size_t)k;
-    }
-    return pos == len && i < v.n && v.p[i] == '"';
-}
-
-/* Value of member `key` of object obj, or JS_NONE. */
-static JSpan js_member(JSpan obj, const char *key)
-{
-    JSpan found = JS_NONE;
-    if (!js_is_object(obj))
-        return JS_NONE;
-    const char *s = obj.p;
-    size_t n = obj.n;
-    size_t i = js_ws(s, n, 1);
-    while (i < n && s[i] == '"') {
-        size_t kend = js_skip_string(s, n, i);
-        if (kend == JS_ERR)
-            return JS_NONE;
-        JSpan k = {s + i, kend - i};
-        i = js_ws(s, n, kend);
-        if (i >= n || s[i] != ':')
-            return JS_NONE;
-        i = js_ws(s, n, i + 1);
-        size_t vend = js_skip_value(s, n, i);
-        if (vend == JS_ERR)
-            return JS_NONE;
-        if (js_str_eq(k, key)) {
-            found.p = s + i;
-            found.n = vend - i;
-        }
-        i = js_ws(s, n, vend);
-        if (i >= n || s[i] != ',')
-            break;
-        i = js_ws(s, n, i + 1);
-    }
-    return found;
 }
 
 /* Reads a JSON number as a double. Returns 0 if v is not a finite number. */
