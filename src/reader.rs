@@ -57,7 +57,8 @@ pub struct LineReader {
     dropping: bool,
     /// How much of a stream-opening BOM has been seen, until it is settled.
     bom: Bom,
-    /// A line over `BIG_LINE` left the buffer: give the memory back at the next call.
+    /// A line (or a chunk) over `BIG_LINE` went through the buffer: give the
+    /// memory back at the next call where less than `BIG_LINE` is held.
     shrink_pending: bool,
     max_line_len: usize,
     skip_invalid: bool,
@@ -350,6 +351,10 @@ impl LineReader {
                 self.shrink_pending = true;
             }
             self.buf.truncate(self.tail);
+        }
+        if kept.len() > BIG_LINE {
+            // A huge chunk (of any lines): give its memory back once it is consumed.
+            self.shrink_pending = true;
         }
         self.buf.extend_from_slice(kept);
         if overflow {

@@ -360,6 +360,15 @@ fn memory_is_given_back_after_a_big_line() {
     assert_eq!(r.next_message(), None);
     assert!(r.capacity() < 1 << 20, "capacity {}", r.capacity());
 
+    // Same after one huge chunk of small lines.
+    let mut r = LineReader::new();
+    let many: Vec<u8> = b"[1,2,3]\n".repeat(1 << 20);
+    r.feed(&many).unwrap();
+    assert_eq!(drain(&mut r).len(), 1 << 20);
+    r.feed(b"[4]\n").unwrap();
+    assert!(r.capacity() < 1 << 20, "capacity {}", r.capacity());
+    assert_eq!(drain(&mut r), [json("[4]")]);
+
     // Same after a too-long line that had grown the buffer before it overflowed.
     let mut r = reader(limited(4 << 20));
     for _ in 0..80 {

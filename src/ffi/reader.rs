@@ -1,6 +1,8 @@
 //! `McpLineReader`: the C handle around [`LineReader`].
 
 use std::alloc::{alloc, Layout};
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::num::NonZeroUsize;
 use std::ptr;
 
@@ -33,6 +35,8 @@ pub struct McpLineReader {
     inner: LineReader,
     /// Set while a call runs; still set afterwards only if that call panicked.
     busy: bool,
+    /// `Send` but not `Sync`: one thread at a time, as documented for C.
+    _not_sync: PhantomData<Cell<()>>,
 }
 
 /// What `McpMessage.kind` holds.
@@ -153,6 +157,7 @@ pub extern "C" fn mcp_line_reader_new() -> *mut McpLineReader {
             let handle = McpLineReader {
                 inner: LineReader::new(),
                 busy: false,
+                _not_sync: PhantomData,
             };
             // SAFETY: freshly allocated with the layout of `McpLineReader`;
             // `mcp_line_reader_free` gives it back through `Box`, which uses the

@@ -318,3 +318,10 @@ fn a_panic_elsewhere_is_caught_too() {
         assert!(buf.data.is_null() && buf.len == 0);
     }
 }
+
+#[test]
+fn readers_may_move_between_threads() {
+    fn send<T: Send>() {}
+    send::<McpLineReader>();
+    send::<crate::LineReader>();
+}
