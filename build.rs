@@ -33,7 +33,11 @@ fn main() {
          #define MCP_STDIO_VERSION \"{}\"\n\
          #define MCP_STDIO_VERSION_MAJOR {}\n\
          #define MCP_STDIO_VERSION_MINOR {}\n\
-         #define MCP_STDIO_VERSION_PATCH {}",
+         #define MCP_STDIO_VERSION_PATCH {}\n\n\
+         /* Defined where the POSIX I/O helpers (mcp_line_reader_read_fd, mcp_write_all) exist. */\n\
+         #if !defined(_WIN32) && !defined(MCP_STDIO_HAS_POSIX_IO)\n\
+         #define MCP_STDIO_HAS_POSIX_IO 1\n\
+         #endif",
         env::var("CARGO_PKG_VERSION").expect("version"),
         version("MAJOR"),
         version("MINOR"),

@@ -34,6 +34,11 @@
 #define MCP_STDIO_VERSION_MINOR 1
 #define MCP_STDIO_VERSION_PATCH 0
 
+/* Defined where the POSIX I/O helpers (mcp_line_reader_read_fd, mcp_write_all) exist. */
+#if !defined(_WIN32) && !defined(MCP_STDIO_HAS_POSIX_IO)
+#define MCP_STDIO_HAS_POSIX_IO 1
+#endif
+
 /**
  * Flag for `mcp_encode`: escape every non-ASCII character (and DEL) as
  * `\uXXXX`, lowercase hex, characters above U+FFFF as a surrogate pair, so
@@ -86,6 +91,16 @@ enum McpStatus
    */
   MCP_STATUS_NO_MESSAGE = 1,
   /**
+   * Not an error: the non-blocking file descriptor has no data now (EAGAIN);
+   * poll(2) it and try again.
+   */
+  MCP_STATUS_WOULD_BLOCK = 2,
+  /**
+   * Not an error: read(2) returned 0, the peer closed its end. Call
+   * `mcp_line_reader_finish` to get a last line that had no final newline.
+   */
+  MCP_STATUS_END_OF_STREAM = 3,
+  /**
    * A pointer argument that must not be NULL was NULL. Nothing was done.
    */
   MCP_STATUS_NULL_ARGUMENT = -1,
@@ -111,6 +126,15 @@ enum McpStatus
    * The reader panicked in an earlier call and refuses further use: free it.
    */
   MCP_STATUS_POISONED = -6,
+  /**
+   * A system call failed; `errno`, read right after the call on the same
+   * thread, says why (cgo's two-value calls capture it).
+   */
+  MCP_STATUS_IO_ERROR = -7,
+  /**
+   * The peer closed its end of the pipe or socket (EPIPE): it will read no more.
+   */
+  MCP_STATUS_BROKEN_PIPE = -8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -283,6 +307,64 @@ McpStatus mcp_encode(const uint8_t *json,
                      size_t len,
                      uint32_t flags,
                      struct McpBuffer *out);
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Reads once from `fd` what is available (up to 64 KiB) straight into the
+ * reader's buffer, as `mcp_line_reader_feed` would take those bytes; take the
+ * items with `mcp_line_reader_next_message`. An interrupted read (EINTR) is
+ * retried. POSIX only.
+ *
+ * Returns, with `*nread` (when `nread` is not NULL) set to the bytes read:
+ * - `MCP_STATUS_OK`: `*nread` > 0 bytes were read;
+ * - `MCP_STATUS_WOULD_BLOCK`: `fd` is non-blocking and has nothing now
+ *   (EAGAIN); `*nread` = 0; poll(2) it;
+ * - `MCP_STATUS_END_OF_STREAM`: end of file, the peer closed its end;
+ *   `*nread` = 0; call `mcp_line_reader_finish` for a last line without `\n`;
+ * - `MCP_STATUS_IO_ERROR`: read(2) failed; `errno` says why; `*nread` = 0;
+ * - `MCP_STATUS_NULL_ARGUMENT` (reader NULL), `MCP_STATUS_OUT_OF_MEMORY`,
+ *   `MCP_STATUS_POISONED`: nothing was read.
+ *
+ * Invalidates the data of the last message taken. Blocks when `fd` is a
+ * blocking descriptor with nothing to read.
+ *
+ * # Safety
+ * `reader` is NULL or a live reader, not used by another thread during the
+ * call; `nread` is NULL or points to a writable `size_t`. `fd` is not closed
+ * or changed by this call.
+ */
+McpStatus mcp_line_reader_read_fd(struct McpLineReader *reader,
+                                  int fd,
+                                  size_t *nread);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Writes all `len` bytes of `data` to `fd`: short writes are continued,
+ * EINTR is retried, and on a non-blocking `fd` EAGAIN is waited out with
+ * poll(2). POSIX only. `(NULL, 0)` writes nothing and succeeds.
+ *
+ * Never raises SIGPIPE: the signal is blocked for the calling thread during
+ * the call and the one its write raised is consumed, so a peer that closed
+ * its end gives `MCP_STATUS_BROKEN_PIPE` instead of killing the process,
+ * whatever the process's SIGPIPE disposition (which is not touched). Your
+ * own write(2) calls elsewhere still need `signal(SIGPIPE, SIG_IGN)` or
+ * MSG_NOSIGNAL.
+ *
+ * Returns `MCP_STATUS_OK` (all written), `MCP_STATUS_BROKEN_PIPE` (EPIPE;
+ * part of the data may have been written), `MCP_STATUS_IO_ERROR` (`errno`
+ * says why), `MCP_STATUS_NULL_ARGUMENT` (data NULL with `len` > 0) or
+ * `MCP_STATUS_INVALID_ARGUMENT` (`len` > PTRDIFF_MAX). Thread-safe; a
+ * message of several writes may interleave with other threads' writes to the
+ * same `fd`: serialise them yourself.
+ *
+ * # Safety
+ * `data` is NULL or points to `len` readable bytes.
+ */
+McpStatus mcp_write_all(int fd,
+                        const uint8_t *data,
+                        size_t len);
+#endif
 
 /**
  * Creates a reader: 64 MiB line limit, no flags.

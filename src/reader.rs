@@ -27,6 +27,9 @@ const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 /// Lines above this size make the buffer give its memory back once consumed.
 const BIG_LINE: usize = 1 << 20;
 
+/// How much `read_from` (and the C `mcp_line_reader_read_fd`) reads at once.
+pub(crate) const READ_CHUNK: usize = 64 << 10;
+
 /// The capacity the buffer shrinks back to (at least) after a big line.
 const SMALL_CAPACITY: usize = 64 << 10;
 
@@ -179,41 +182,70 @@ impl LineReader {
     /// same stream gives the same items. Fails only when memory for the chunk
     /// cannot be allocated, and then changes nothing.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), Error> {
-        self.reclaim();
-        match self.bom {
-            Bom::Settled => self.frame(chunk),
-            Bom::Matching(seen) => {
-                let wanted = (BOM.len() - seen).min(chunk.len());
-                if chunk[..wanted] == BOM[seen..seen + wanted] {
-                    let seen = seen + wanted;
-                    if seen == BOM.len() {
-                        self.bom = Bom::Settled;
-                    } else {
-                        self.bom = Bom::Matching(seen);
-                    }
-                    self.frame(&chunk[wanted..])
-                } else {
-                    // Not a BOM after all: what was held back is data.
-                    self.frame(&BOM[..seen])?;
-                    self.bom = Bom::Settled;
-                    self.frame(chunk)
+        self.append_with(chunk.len(), |buf| buf.extend_from_slice(chunk))
+    }
+
+    /// Reads once from `source` (up to 64 KiB, `Interrupted` retried) straight
+    /// into the buffer, as [`feed`](Self::feed) would take those bytes.
+    /// Returns how many bytes were read: 0 means end of stream (then call
+    /// [`finish`](Self::finish)). Errors are the source's, or `OutOfMemory`.
+    pub fn read_from(&mut self, source: &mut impl std::io::Read) -> std::io::Result<usize> {
+        self.append_with(READ_CHUNK, |buf| {
+            let start = buf.len();
+            buf.resize(start + READ_CHUNK, 0);
+            let result = loop {
+                match source.read(&mut buf[start..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    other => break other,
                 }
-            }
+            };
+            buf.truncate(start + result.as_ref().map_or(0, |&n| n.min(READ_CHUNK)));
+            result
+        })
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::OutOfMemory, e))?
+    }
+
+    /// Makes room for `max` more bytes, lets `fill` append at most that many
+    /// to the buffer, and frames what it appended. The FFI layer reads from a
+    /// file descriptor this way, with no copy. Fails before calling `fill`,
+    /// changing nothing, when the room cannot be allocated.
+    pub(crate) fn append_with<T>(
+        &mut self,
+        max: usize,
+        fill: impl FnOnce(&mut Vec<u8>) -> T,
+    ) -> Result<T, Error> {
+        self.reclaim();
+        // Everything framing may need, so that it cannot fail half way.
+        self.events.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
+        self.buf
+            .try_reserve(max.saturating_add(BOM.len()))
+            .map_err(|_| Error::OutOfMemory)?;
+        let start = self.buf.len();
+        let out = fill(&mut self.buf);
+        if self.buf.len() > start {
+            self.frame_appended(start);
         }
+        Ok(out)
     }
 
     /// End of stream: a buffered unterminated line becomes a complete line,
     /// and the rest of a too-long line being dropped is over. The reader
     /// stays usable; what is fed next starts a new line.
     pub fn finish(&mut self) -> Result<(), Error> {
+        self.events.try_reserve(2).map_err(|_| Error::OutOfMemory)?;
         if let Bom::Matching(seen) = self.bom {
-            self.frame(&BOM[..seen])?;
+            // What looked like the start of a BOM is data.
+            self.buf.try_reserve(seen).map_err(|_| Error::OutOfMemory)?;
             self.bom = Bom::Settled;
+            let start = self.buf.len();
+            self.buf.extend_from_slice(&BOM[..seen]);
+            if seen > 0 {
+                self.frame_appended(start);
+            }
         }
         if self.dropping {
             self.dropping = false;
         } else if self.tail < self.buf.len() {
-            self.events.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
             self.events.push_back(Event {
                 at: self.buf.len(),
                 kind: EventKind::LineEnd,
@@ -310,64 +342,62 @@ impl LineReader {
         }
     }
 
-    /// Appends `chunk` (the BOM already settled), enforcing the line limit on
-    /// the unterminated last line. Reserves before it changes anything, so a
-    /// failed allocation leaves the reader as it was.
-    fn frame(&mut self, chunk: &[u8]) -> Result<(), Error> {
-        // The rest of a too-long line is dropped through its `\n`.
-        let (chunk, ends_drop) = if self.dropping {
-            match memchr(b'\n', chunk) {
-                Some(k) => (&chunk[k + 1..], true),
-                None => return Ok(()),
+    /// Frames the bytes just appended at `buf[start..]`: settles a
+    /// stream-opening BOM, drops the rest of a too-long line through its
+    /// `\n`, and enforces the line limit on the unterminated last line.
+    /// `append_with` reserved room for the BOM and one event: nothing here
+    /// allocates.
+    fn frame_appended(&mut self, start: usize) {
+        if let Bom::Matching(seen) = self.bom {
+            let new = &self.buf[start..];
+            let wanted = (BOM.len() - seen).min(new.len());
+            if new[..wanted] == BOM[seen..seen + wanted] {
+                self.buf.drain(start..start + wanted);
+                self.bom = if seen + wanted == BOM.len() {
+                    Bom::Settled
+                } else {
+                    Bom::Matching(seen + wanted)
+                };
+            } else {
+                // Not a BOM after all: what was held back is data.
+                self.buf.splice(start..start, BOM[..seen].iter().copied());
+                self.bom = Bom::Settled;
             }
-        } else {
-            (chunk, false)
-        };
-        let last_newline = memrchr(b'\n', chunk);
-        let partial = last_newline.map_or(chunk, |k| &chunk[k + 1..]);
-        let partial_len = match last_newline {
-            Some(_) => partial.len(),
-            None => self.buf.len() - self.tail + chunk.len(),
-        };
-        let overflow = partial_len > self.max_line_len;
-        let kept = if overflow {
-            &chunk[..chunk.len() - partial.len()]
-        } else {
-            chunk
-        };
-        self.buf
-            .try_reserve(kept.len())
-            .map_err(|_| Error::OutOfMemory)?;
-        if overflow {
-            self.events.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
         }
-
-        if ends_drop {
-            self.dropping = false;
-        }
-        if overflow && last_newline.is_none() {
-            // The held part of the line goes too.
-            if self.buf.len() - self.tail > BIG_LINE {
-                self.shrink_pending = true;
+        if self.dropping {
+            match memchr(b'\n', &self.buf[start..]) {
+                None => {
+                    self.buf.truncate(start);
+                    return;
+                }
+                Some(k) => {
+                    self.buf.drain(start..=start + k);
+                    self.dropping = false;
+                }
             }
-            self.buf.truncate(self.tail);
         }
-        if kept.len() > BIG_LINE {
+        if self.buf.len() - start > BIG_LINE {
             // A huge chunk (of any lines): give its memory back once it is consumed.
             self.shrink_pending = true;
         }
-        self.buf.extend_from_slice(kept);
-        if overflow {
-            self.tail = self.buf.len();
+        let partial_start = match memrchr(b'\n', &self.buf[start..]) {
+            Some(k) => start + k + 1,
+            None => self.tail,
+        };
+        let partial_len = self.buf.len() - partial_start;
+        if partial_len > self.max_line_len {
+            // The unterminated line is already too long: report it, keep none of it.
+            if partial_len > BIG_LINE {
+                self.shrink_pending = true;
+            }
+            self.buf.truncate(partial_start);
             self.events.push_back(Event {
-                at: self.tail,
+                at: partial_start,
                 kind: EventKind::TooLong(partial_len),
             });
             self.dropping = true;
-        } else if last_newline.is_some() {
-            self.tail = self.buf.len() - partial.len();
         }
-        Ok(())
+        self.tail = partial_start;
     }
 
     /// At the start of a call (when no item borrows the buffer any more):

@@ -389,3 +389,47 @@ fn a_message_borrows_the_reader_buffer_without_copying() {
     assert_eq!(m.data(), Some(&b"{\"k\":\"v\"}"[..]));
     assert!(m.is_json() && !m.is_empty());
 }
+
+/// A source that hands out its bytes a few at a time and is sometimes interrupted.
+struct Trickle<'a> {
+    data: &'a [u8],
+    calls: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.calls % 3 == 0 {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let n = (self.calls % 7 + 1).min(self.data.len()).min(out.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn read_from_takes_bytes_straight_from_a_source() {
+    let stream = "\u{feff}{\"a\":\"é😀\"}\r\njunk\n[1,2]".as_bytes();
+    let mut source = Trickle {
+        data: stream,
+        calls: 0,
+    };
+    let mut r = LineReader::new();
+    let mut items = Vec::new();
+    let mut total = 0;
+    loop {
+        let n = r.read_from(&mut source).unwrap();
+        total += n;
+        items.extend(drain(&mut r));
+        if n == 0 {
+            break;
+        }
+    }
+    r.finish().unwrap();
+    items.extend(drain(&mut r));
+    assert_eq!(total, stream.len());
+    assert_eq!(items, read_whole(Settings::default(), stream));
+    assert_eq!(items.len(), 3);
+}

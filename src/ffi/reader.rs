@@ -122,7 +122,7 @@ impl From<Message<'_>> for McpMessage {
 /// # Safety
 /// `reader` is NULL or a live pointer from `mcp_line_reader_new`, not in use
 /// by another call.
-unsafe fn with_reader(
+pub(crate) unsafe fn with_reader(
     reader: *mut McpLineReader,
     entry_point: &str,
     call: impl FnOnce(&mut LineReader) -> McpStatus,
