@@ -1,0 +1,125 @@
+package mcpstdio
+
+import "io"
+
+// decoderChunk is how many bytes a Decoder asks its reader for at a time.
+const decoderChunk = 64 << 10
+
+// maxEmptyReads is how many reads in a row may return no data and no error
+// before Decode gives up with io.ErrNoProgress (as bufio does).
+const maxEmptyReads = 100
+
+// Decoder reads the items of a stream from an io.Reader, in chunks of 64
+// KiB. Like a bufio.Reader it may read ahead of the item it returns.
+//
+// A Decoder is not safe for concurrent use. It holds a LineReader: Close
+// frees it early (it is also freed at io.EOF, after an error, and by a
+// finalizer).
+type Decoder struct {
+	r        io.Reader
+	lr       *LineReader
+	buf      []byte
+	peek     Message
+	havePeek bool
+	readErr  error // a read error, returned once the complete items are taken
+	eof      bool  // r reported io.EOF and the line reader was finished
+	err      error // sticky: what Decode returns from now on
+}
+
+// NewDecoder returns a Decoder reading from r, its LineReader configured by
+// opts. An invalid option is reported by the first Decode.
+func NewDecoder(r io.Reader, opts ...Option) *Decoder {
+	lr, err := NewLineReader(opts...)
+	return &Decoder{r: r, lr: lr, err: err}
+}
+
+// Decode returns the next item of the stream, reading as needed. At the end
+// of the stream the last line, even without a final "\n", is delivered, then
+// Decode returns io.EOF. A read error is returned after the items completed
+// before it; errors are sticky.
+func (d *Decoder) Decode() (Message, error) {
+	if d.havePeek {
+		m := d.peek
+		d.peek, d.havePeek = Message{}, false
+		return m, nil
+	}
+	return d.decode()
+}
+
+// More reports whether another item is available, reading ahead as needed
+// (it may block). When it returns false, Decode returns the reason: io.EOF
+// or an error.
+func (d *Decoder) More() bool {
+	if d.havePeek {
+		return true
+	}
+	m, err := d.decode()
+	if err != nil {
+		return false
+	}
+	d.peek, d.havePeek = m, true
+	return true
+}
+
+// Close frees the decoder's LineReader; it does not close the io.Reader.
+// Decode then returns ErrClosed. Close is idempotent.
+func (d *Decoder) Close() error {
+	d.lr.Close()
+	d.peek, d.havePeek = Message{}, false
+	d.err = ErrClosed
+	return nil
+}
+
+func (d *Decoder) decode() (Message, error) {
+	if d.err != nil {
+		return Message{}, d.err
+	}
+	empty := 0
+	for {
+		m, ok, err := d.lr.next()
+		if err != nil {
+			return Message{}, d.fail(err)
+		}
+		if ok {
+			return m, nil
+		}
+		if d.eof {
+			return Message{}, d.fail(io.EOF)
+		}
+		if d.readErr != nil {
+			return Message{}, d.fail(d.readErr)
+		}
+		if d.buf == nil {
+			d.buf = make([]byte, decoderChunk)
+		}
+		n, rerr := d.r.Read(d.buf)
+		if n > 0 {
+			empty = 0
+			if err := d.lr.feed(d.buf[:n]); err != nil {
+				return Message{}, d.fail(err)
+			}
+		}
+		switch {
+		case rerr == io.EOF: // io.Reader returns io.EOF itself, never wrapped
+			if err := d.lr.finish(); err != nil {
+				return Message{}, d.fail(err)
+			}
+			d.eof = true
+		case rerr != nil:
+			d.readErr = rerr
+		case n == 0:
+			empty++
+			if empty >= maxEmptyReads {
+				d.readErr = io.ErrNoProgress
+			}
+		}
+	}
+}
+
+// fail makes err sticky and frees the line reader.
+func (d *Decoder) fail(err error) error {
+	d.err = err
+	d.lr.Close()
+	d.buf = nil
+	return err
+}

@@ -1,0 +1,32 @@
+// Package mcpstdio frames MCP (Model Context Protocol) stdio messages:
+// newline-delimited JSON-RPC, one JSON text per line. It is a thin cgo
+// binding of the mcp-stdio C library (include/mcp_stdio.h).
+//
+// Reading: a [LineReader] takes the bytes of a stream in chunks of any size
+// ([LineReader.Feed]) and returns the items they complete, in stream order:
+// JSON messages, and reports of lines that are not one ([KindParseError],
+// [KindTooLong], [KindInvalidJSONRPC]). Chunking never changes the items.
+// Lines end at "\n"; surrounding space, tab and CR are trimmed (so CRLF
+// works), empty lines are skipped and a UTF-8 BOM opening the stream is
+// skipped. A [Decoder] does the same over an [io.Reader].
+//
+// Writing: [Encode] validates one JSON text and returns it compact, followed
+// by exactly one "\n"; [EncodeValue] marshals a Go value first; an [Encoder]
+// writes such lines to an [io.Writer].
+//
+// Memory: every [Message] owns a Go copy of its bytes, so it stays valid
+// after later calls. A LineReader holds C memory: [LineReader.Close] frees it;
+// a finalizer frees a reader that was never closed, but do not rely on it for
+// timely release.
+//
+// Concurrency: a LineReader or Decoder is not safe for concurrent use (like
+// a [bufio.Reader]): use it from one goroutine at a time. Different readers
+// are independent, and the package-level functions are safe for concurrent
+// use. The C library keeps no global or thread-local state, so goroutines
+// may move between OS threads freely (no [runtime.LockOSThread]).
+//
+// Building: by default the package links target/release/libmcp_stdio.a of
+// the repository it lives in (run `cargo build --release` at the repository
+// root first). With the build tag mcpstdio_pkgconfig it uses
+// `pkg-config mcp_stdio` instead, for an installed library.
+package mcpstdio

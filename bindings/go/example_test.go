@@ -1,0 +1,132 @@
+package mcpstdio_test
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strings"
+
+	mcpstdio "github.com/mcp-stdio/mcp-stdio/bindings/go"
+)
+
+// The README's example: read the messages of a stream, then write a reply.
+func ExampleNewDecoder() {
+	dec := mcpstdio.NewDecoder(strings.NewReader(
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\nnot json\n"), mcpstdio.JSONRPC())
+	for {
+		msg, err := dec.Decode()
+		if err == io.EOF {
+			break // the Decoder has freed its C reader
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(msg.Kind, msg.RPCKind, string(msg.Data))
+	}
+	enc := mcpstdio.NewEncoder(os.Stdout)
+	if err := enc.EncodeValue(map[string]any{"jsonrpc": "2.0", "id": 1, "result": struct{}{}}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// Message Request {"jsonrpc":"2.0","id":1,"method":"ping"}
+	// ParseError None not json
+	// {"id":1,"jsonrpc":"2.0","result":{}}
+}
+
+// Feed chunks as they arrive; Finish at the end of the stream.
+func ExampleLineReader() {
+	r, err := mcpstdio.NewLineReader()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	for _, chunk := range []string{"{\"id\":1}\n{\"id\"", ":2}\n{\"id\":3}\nnot json\n", `{"id":4}`} {
+		msgs, err := r.Feed([]byte(chunk))
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, m := range msgs {
+			fmt.Printf("%v %s\n", m.Kind, m.Data)
+		}
+		fmt.Println("buffered:", r.BufferedLen())
+	}
+	msgs, err := r.Finish()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range msgs {
+		fmt.Printf("%v %s\n", m.Kind, m.Data)
+	}
+	// Output:
+	// Message {"id":1}
+	// buffered: 5
+	// Message {"id":2}
+	// Message {"id":3}
+	// ParseError not json
+	// buffered: 0
+	// buffered: 8
+	// Message {"id":4}
+}
+
+// Write and Next take the items one by one, without a slice.
+func ExampleLineReader_Next() {
+	r, err := mcpstdio.NewLineReader(mcpstdio.MaxLineLen(16), mcpstdio.SkipInvalid())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Write([]byte("junk\n[1,2,3]\n{\"much too long\":true}\n{}")); err != nil {
+		log.Fatal(err)
+	}
+	for {
+		m, ok, err := r.Next()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		fmt.Printf("%v %q len=%d\n", m.Kind, m.Data, m.Len)
+	}
+	fmt.Println("buffered:", r.BufferedLen())
+	// Output:
+	// Message "[1,2,3]" len=7
+	// TooLong "" len=22
+	// buffered: 2
+}
+
+func ExampleEncode() {
+	line, err := mcpstdio.Encode([]byte(`{"a": "line1\nline2", "id": 1}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", line)
+	_, err = mcpstdio.Encode([]byte(`{"a": `))
+	fmt.Println(err)
+	// Output:
+	// "{\"a\":\"line1\\nline2\",\"id\":1}\n"
+	// mcpstdio: input is not one JSON text in valid UTF-8 (status -3)
+}
+
+func ExampleEncodeASCII() {
+	line, err := mcpstdio.EncodeASCII([]byte(`{"text": "café 😀"}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	os.Stdout.Write(line)
+	// Output:
+	// {"text":"caf\u00e9 \ud83d\ude00"}
+}
+
+func ExampleEncodeValue() {
+	type params struct {
+		Code string `json:"code"`
+	}
+	line, err := mcpstdio.EncodeValue(map[string]any{"jsonrpc": "2.0", "method": "run", "params": params{"a < b && c"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	os.Stdout.Write(line)
+	// Output:
+	// {"jsonrpc":"2.0","method":"run","params":{"code":"a < b && c"}}
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Tests the Go binding: builds the static library (cargo build --release at
+# the repository root; cheap when up to date), then `go vet` and
+# `go test -race` here. Works from any directory.
+#
+# Standard library only: GOPROXY=off and GOFLAGS=-mod=readonly prove that no
+# module is downloaded. The Go build cache lives under target/ so nothing is
+# written outside the repository.
+#
+# Needs: cargo, go (1.19 or later), gcc.
+set -euo pipefail
+here="$(cd "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cargo build --release (target/release/libmcp_stdio.a)"
+(cd "$root" && cargo build --release)
+test -f "$root/target/release/libmcp_stdio.a"
+
+export GOPROXY=off
+export GOFLAGS=-mod=readonly
+export GOCACHE="$root/target/go-cache"
+export GOTMPDIR="$root/target/go-tmp"
+export CGO_ENABLED=1
+mkdir -p "$GOTMPDIR"
+cd "$here"
+
+step "go version"
+go version
+
+step "gofmt -l (no unformatted files)"
+unformatted="$(gofmt -l .)"
+if [ -n "$unformatted" ]; then
+	printf 'not gofmt-formatted:\n%s\n' "$unformatted" >&2
+	exit 1
+fi
+
+step "go vet ./..."
+go vet ./...
+
+step "go test -race -count=1 -v ./..."
+go test -race -count=1 -v ./...
+
+step "go test -short with GODEBUG=cgocheck=2 (every cgo pointer rule checked)"
+GODEBUG=cgocheck=2 go test -short -count=1 ./...
+
+# The mcpstdio_pkgconfig build tag, against the shared library of this
+# build through a throwaway mcp_stdio.pc under target/ (an installed library
+# has its own, see CMakeLists.txt). Skipped without pkg-config.
+if command -v pkg-config >/dev/null 2>&1; then
+	step "go test -tags mcpstdio_pkgconfig (shared library via pkg-config)"
+	pc="$root/target/go-pkgconfig"
+	rm -rf "$pc"
+	mkdir -p "$pc/lib"
+	ln -s "$root/target/release/libmcp_stdio.so" "$pc/lib/libmcp_stdio.so"
+	ln -s "$root/target/release/libmcp_stdio.so" "$pc/lib/libmcp_stdio.so.0"
+	cat >"$pc/mcp_stdio.pc" <<PC
+libdir=$pc/lib
+includedir=$root/include
+
+Name: mcp_stdio
+Description: mcp-stdio (build tree, for the Go binding's test)
+Version: 0.0.0
+Libs: -L\${libdir} -lmcp_stdio
+Cflags: -I\${includedir}
+PC
+	PKG_CONFIG_PATH="$pc" LD_LIBRARY_PATH="$pc/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		go vet -tags mcpstdio_pkgconfig ./...
+	# The test binary must really use the shared library.
+	PKG_CONFIG_PATH="$pc" go test -tags mcpstdio_pkgconfig -c -o "$pc/mcpstdio.test" .
+	readelf -d "$pc/mcpstdio.test" | grep -q 'NEEDED.*libmcp_stdio\.so\.0' ||
+		{ echo "the pkg-config build does not link libmcp_stdio.so.0" >&2; exit 1; }
+	(cd "$here" && LD_LIBRARY_PATH="$pc/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$pc/mcpstdio.test" -test.short -test.count=1)
+else
+	step "pkg-config not found: the mcpstdio_pkgconfig variant is not tested"
+fi
