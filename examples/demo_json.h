@@ -207,6 +207,68 @@ static inline int js_str_eq(JSpan v, const char *lit)
     return pos == len && i < v.n && v.p[i] == '"';
 }
 
+static inline int js_is_array(JSpan v) { return v.p && v.n >= 2 && v.p[0] == '['; }
+
+/* Is the raw JSON text of v exactly lit (e.g. an id "3" or the literal "true")? */
+static inline int js_raw_eq(JSpan v, const char *lit)
+{
+    return v.p && v.n == strlen(lit) && memcmp(v.p, lit, v.n) == 0;
+}
+
+/*
+ * Decodes the JSON string v into out (which must have room for v.n bytes:
+ * decoding never makes a string longer than its JSON text). Returns the
+ * number of bytes written, or JS_ERR if v is not a string.
+ */
+static inline size_t js_str_decode(JSpan v, char *out)
+{
+    if (!js_is_string(v))
+        return JS_ERR;
+    size_t i = 1, pos = 0;
+    unsigned char buf[4];
+    int k;
+    while ((k = js_str_next(v.p, v.n, &i, buf)) > 0) {
+        memcpy(out + pos, buf, (size_t)k);
+        pos += (size_t)k;
+    }
+    return pos;
+}
+
+/*
+ * Iterates over the elements of array arr:
+ *     size_t pos = 0; JSpan e;
+ *     while (js_array_next(arr, &pos, &e)) ...
+ * Returns 1 and sets *elem, or 0 after the last element (or if arr is not an array).
+ */
+static inline int js_array_next(JSpan arr, size_t *pos, JSpan *elem)
+{
+    if (!js_is_array(arr))
+        return 0;
+    const char *s = arr.p;
+    size_t n = arr.n;
+    size_t i = *pos == 0 ? js_ws(s, n, 1) : *pos; /* 0: start (index 0 is the '[') */
+    if (i >= n || s[i] == ']')
+        return 0;
+    size_t vend = js_skip_value(s, n, i);
+    if (vend == JS_ERR)
+        return 0;
+    *elem = (JSpan){s + i, vend - i};
+    i = js_ws(s, n, vend);
+    *pos = (i < n && s[i] == ',') ? js_ws(s, n, i + 1) : n;
+    return 1;
+}
+
+/* Element `index` of array arr, or JS_NONE. */
+static inline JSpan js_index(JSpan arr, size_t index)
+{
+    size_t pos = 0;
+    JSpan e;
+    for (size_t k = 0; js_array_next(arr, &pos, &e); k++)
+        if (k == index)
+            return e;
+    return JS_NONE;
+}
+
 /* Value of member `key` of object obj, or JS_NONE. */
 static inline JSpan js_member(JSpan obj, const char *key)
 {

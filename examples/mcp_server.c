@@ -2,20 +2,26 @@
  * mcp_server.c - a small but real MCP server on stdin/stdout, built on mcp-stdio.
  *
  * Transport: MCP stdio, i.e. newline-delimited JSON-RPC 2.0.
- *   - Input is read with read(2) in arbitrary chunks and handed to
- *     mcp_line_reader_feed(); complete messages come out of
+ *   - Input is read from stdin by mcp_line_reader_read_fd() (one read(2) of
+ *     whatever is there, in arbitrary chunks); complete messages come out of
  *     mcp_line_reader_next_message() already classified (MCP_READER_JSONRPC).
  *   - Every reply is built as JSON text, passed through mcp_encode() (which
  *     validates it, compacts it and appends exactly one '\n') and written out
- *     in full.
+ *     in full by mcp_write_all().
  *   - stdout carries protocol messages only; all logging goes to stderr.
+ *   - At the end of stdin it answers what is left and exits (status 0).
  *
  * Methods:
- *   initialize                 -> protocolVersion "2025-06-18", tools capability
+ *   initialize                 -> the client's protocolVersion if it is one of
+ *                                 SUPPORTED_VERSIONS, else the newest of them;
+ *                                 tools capability
  *   notifications/initialized  -> (notification, no reply)
  *   ping                       -> {}
  *   tools/list                 -> tools "echo" {text:string} and "add" {a:number,b:number}
+ *                                 (one page: a cursor, if any, is ignored)
  *   tools/call                 -> runs echo / add
+ *   other notifications        -> ignored (e.g. notifications/cancelled: every
+ *                                 request is answered at once, nothing to cancel)
  *   anything else              -> -32601 Method not found
  * Bad input:
  *   line that is not JSON      -> -32700 Parse error, id null
@@ -47,8 +53,12 @@
 #include "demo_log.h"   /* log_msg, log_bytes (stderr only: stdout belongs to the protocol) */
 #include "demo_json.h" /* JSpan, js_member, js_str_eq, ... */
 
-#define PROTOCOL_VERSION "2025-06-18"
 #define SERVER_NAME "mcp-stdio-demo-server"
+
+/* The protocol versions this server speaks, newest first. What it does (tools
+ * with text content, ping) means the same in all of them. */
+static const char *const SUPPORTED_VERSIONS[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                                 "2024-11-05"};
 
 /* After this many bad lines in a row (with no valid message in between) the
  * server stops answering them with error replies (it still logs). */
@@ -165,27 +175,6 @@ typedef struct {
     int output_failed;
 } Server;
 
-/* Writes all of buf, retrying on short writes and EINTR (and waiting if
- * stdout happens to be non-blocking). Returns 0, or -1 on a real error. */
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w > 0) {
-            buf += w;
-            len -= (size_t)w;
-        } else if (w < 0 && errno == EINTR) {
-            continue;
-        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-            (void)poll(&pfd, 1, -1);
-        } else {
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Frames one JSON message with mcp_encode and writes it to stdout. */
 static void send_json(Server *srv, const StrBuf *msg)
 {
@@ -199,8 +188,10 @@ static void send_json(Server *srv, const StrBuf *msg)
         log_bytes("rejected reply", (const uint8_t *)msg->p, msg->len);
         return;
     }
-    if (write_all(STDOUT_FILENO, out.data, out.len) != 0) {
-        log_msg("cannot write to stdout: %s", strerror(errno));
+    st = mcp_write_all(STDOUT_FILENO, out.data, out.len);
+    if (st != MCP_STATUS_OK) {
+        log_msg("cannot write to stdout: %s",
+                st == MCP_STATUS_IO_ERROR ? strerror(errno) : mcp_status_str(st));
         srv->output_failed = 1;
     }
     mcp_buffer_free(&out);
@@ -282,16 +273,23 @@ static void do_initialize(Server *srv, JSpan id, JSpan params)
         send_invalid_params(srv, id, "params.protocolVersion (string) is required");
         return;
     }
-    if (!js_str_eq(version, PROTOCOL_VERSION))
-        log_msg("client asked for protocol %.*s; offering " PROTOCOL_VERSION, (int)version.n,
-                version.p);
+    /* Version negotiation: the client's version if we speak it, else our
+     * newest (a client that cannot speak that is expected to disconnect). */
+    const char *answer = SUPPORTED_VERSIONS[0];
+    int supported = 0;
+    for (size_t i = 0; i < sizeof SUPPORTED_VERSIONS / sizeof SUPPORTED_VERSIONS[0]; i++)
+        if (js_str_eq(version, SUPPORTED_VERSIONS[i])) {
+            answer = SUPPORTED_VERSIONS[i];
+            supported = 1;
+        }
+    if (!supported)
+        log_msg("client asked for protocol %.*s; offering %s", (int)version.n, version.p, answer);
     srv->initialize_seen = 1;
 
-    /* Version negotiation: we support exactly one version and always answer
-     * with it; a client that cannot speak it is expected to disconnect. */
     StrBuf r = {0};
-    sb_puts(&r, "{\"protocolVersion\":\"" PROTOCOL_VERSION "\","
-                "\"capabilities\":{\"tools\":{}},"
+    sb_puts(&r, "{\"protocolVersion\":");
+    sb_json_string(&r, answer);
+    sb_puts(&r, ",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
                 "\"serverInfo\":{\"name\":\"" SERVER_NAME "\","
                 "\"title\":\"mcp-stdio demo server\",\"version\":");
     sb_json_string(&r, mcp_stdio_version());
@@ -503,7 +501,8 @@ static int drain(Server *srv, McpLineReader *reader)
 
 int main(void)
 {
-    /* A closed stdout must show up as EPIPE from write(), not kill us silently. */
+    /* mcp_write_all never raises SIGPIPE, but a closed stderr must not kill us
+     * either (log lines are written with stdio). */
     signal(SIGPIPE, SIG_IGN);
 
     McpLineReader *reader = mcp_line_reader_new();
@@ -519,20 +518,19 @@ int main(void)
     }
 
     Server srv = {0};
-    static uint8_t buf[64 * 1024];
     int rc = 0;
     log_msg("ready (mcp-stdio %s)", mcp_stdio_version());
 
     for (;;) {
-        ssize_t got = read(STDIN_FILENO, buf, sizeof buf);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            log_msg("read: %s", strerror(errno));
-            rc = 1;
-            break;
+        /* One read(2) of what stdin has, straight into the reader. */
+        st = mcp_line_reader_read_fd(reader, STDIN_FILENO, NULL);
+        if (st == MCP_STATUS_WOULD_BLOCK) {
+            /* stdin was handed to us non-blocking: wait for it. */
+            struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
+            (void)poll(&pfd, 1, -1);
+            continue;
         }
-        if (got == 0) {
+        if (st == MCP_STATUS_END_OF_STREAM) {
             /* End of input: an unterminated last line still counts. */
             st = mcp_line_reader_finish(reader);
             if (st != MCP_STATUS_OK) {
@@ -543,9 +541,9 @@ int main(void)
             }
             break;
         }
-        st = mcp_line_reader_feed(reader, buf, (size_t)got);
         if (st != MCP_STATUS_OK) {
-            log_msg("mcp_line_reader_feed: %s", mcp_status_str(st));
+            log_msg("reading stdin: %s",
+                    st == MCP_STATUS_IO_ERROR ? strerror(errno) : mcp_status_str(st));
             rc = 1;
             break;
         }

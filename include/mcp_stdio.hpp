@@ -58,6 +58,7 @@
 
 #include "mcp_stdio.h"
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -84,6 +85,10 @@ enum class Status : std::int32_t {
     OutOfMemory = MCP_STATUS_OUT_OF_MEMORY,
     Panic = MCP_STATUS_PANIC,
     Poisoned = MCP_STATUS_POISONED,
+    WouldBlock = MCP_STATUS_WOULD_BLOCK,    // not an error: LineReader::read_fd's ReadState
+    EndOfStream = MCP_STATUS_END_OF_STREAM, // not an error: LineReader::read_fd's ReadState
+    IoError = MCP_STATUS_IO_ERROR,          // Error::os_error() has the errno
+    BrokenPipe = MCP_STATUS_BROKEN_PIPE,
 };
 
 namespace detail {
@@ -102,6 +107,8 @@ public:
             return std::make_error_condition(std::errc::invalid_argument);
         case MCP_STATUS_OUT_OF_MEMORY:
             return std::make_error_condition(std::errc::not_enough_memory);
+        case MCP_STATUS_BROKEN_PIPE:
+            return std::make_error_condition(std::errc::broken_pipe);
         default:
             return std::error_condition(ev, *this);
         }
@@ -129,16 +136,40 @@ public:
     explicit Error(Status s, const char *where = "mcp_stdio")
         : std::system_error(make_error_code(s), where) {}
 
+    /// With the OS error behind s (Status::IoError): what() is
+    /// "where: <strerror> (errno N): <description of s>".
+    Error(Status s, const char *where, std::error_code os_error)
+        : std::system_error(make_error_code(s), describe(where, os_error)), os_error_(os_error) {}
+
     /// The status the library returned.
     Status status() const noexcept { return static_cast<Status>(code().value()); }
+
+    /// For Status::IoError: the errno of the failed system call, in
+    /// std::system_category() (compare with std::errc values). Otherwise empty (0).
+    const std::error_code &os_error() const noexcept { return os_error_; }
+
+private:
+    static std::string describe(const char *where, const std::error_code &os_error) {
+        std::string s(where);
+        if (os_error) {
+            s += ": " + os_error.message() + " (errno " + std::to_string(os_error.value()) + ")";
+        }
+        return s;
+    }
+
+    std::error_code os_error_;
 };
 
 namespace detail {
 
-// Throws for negative statuses; returns the others unchanged.
-inline McpStatus check(McpStatus st, const char *where) {
+// Throws for negative statuses; returns the others unchanged. `os_errno` is
+// errno read right after the call (used for MCP_STATUS_IO_ERROR).
+inline McpStatus check(McpStatus st, const char *where, int os_errno = 0) {
     if (static_cast<std::int32_t>(st) < 0) {
         if (st == MCP_STATUS_OUT_OF_MEMORY) throw std::bad_alloc();
+        if (st == MCP_STATUS_IO_ERROR && os_errno != 0) {
+            throw Error(Status::IoError, where, std::error_code(os_errno, std::system_category()));
+        }
         throw Error(static_cast<Status>(st), where);
     }
     return st;
@@ -247,6 +278,28 @@ private:
 // ---------------------------------------------------------------------------
 // LineReader
 
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/// What one LineReader::read_fd got.
+enum class ReadState {
+    /// Bytes were read (ReadResult::bytes > 0): take the items with next().
+    Data,
+    /// A non-blocking fd has nothing now (EAGAIN): poll(2) it and call again.
+    WouldBlock,
+    /// End of file, the peer closed its end: call finish() and take the last items.
+    EndOfStream,
+};
+
+/// The result of LineReader::read_fd.
+struct ReadResult {
+    ReadState state;
+    /// Bytes read: > 0 for ReadState::Data, 0 otherwise.
+    std::size_t bytes;
+
+    bool end_of_stream() const noexcept { return state == ReadState::EndOfStream; }
+    bool would_block() const noexcept { return state == ReadState::WouldBlock; }
+};
+#endif
+
 /// Splits one input stream into messages. RAII owner of an McpLineReader*.
 class LineReader {
 public:
@@ -341,6 +394,29 @@ public:
         return Message(m);
     }
 
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+    /// One read(2) of what is available on `fd` (up to 64 KiB) straight into
+    /// the reader's buffer, EINTR retried; then take the items with next().
+    /// Blocks if `fd` is blocking and has nothing. POSIX only (defined when
+    /// mcp_stdio.h defines MCP_STDIO_HAS_POSIX_IO). `fd` is not closed.
+    /// Returns {Data, n > 0}, {WouldBlock, 0} or {EndOfStream, 0} (then call
+    /// finish()). Throws mcp::Error(IoError) with os_error() = errno when
+    /// read(2) fails, std::bad_alloc, mcp::Error (empty or poisoned reader).
+    ReadResult read_fd(int fd) {
+        std::size_t n = 0;
+        const McpStatus st = mcp_line_reader_read_fd(handle_, fd, &n);
+        const int os_errno = errno;
+        switch (st) {
+        case MCP_STATUS_OK: return ReadResult{ReadState::Data, n};
+        case MCP_STATUS_END_OF_STREAM: return ReadResult{ReadState::EndOfStream, 0};
+        case MCP_STATUS_WOULD_BLOCK: return ReadResult{ReadState::WouldBlock, 0};
+        default: break;
+        }
+        detail::check(st, "mcp::LineReader::read_fd", os_errno);
+        return ReadResult{ReadState::WouldBlock, 0};  // an unknown non-error status: nothing read
+    }
+#endif
+
     /// Bytes held that no item has consumed yet (0 for an empty reader).
     [[nodiscard]] std::size_t buffered_len() const noexcept {
         return mcp_line_reader_buffered_len(handle_);
@@ -416,6 +492,26 @@ private:
     const Buffer line = encode_buffer(json, flags);  // freed even if the copy throws
     return line.str();
 }
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+// ---------------------------------------------------------------------------
+// Writing (POSIX only: defined when mcp_stdio.h defines MCP_STDIO_HAS_POSIX_IO)
+
+/// Writes all `len` bytes to `fd`: short writes continued, EINTR retried,
+/// EAGAIN on a non-blocking fd waited out with poll(2). Never raises SIGPIPE.
+/// Throws mcp::Error(BrokenPipe) when the peer closed its end (part of the
+/// data may have been written), mcp::Error(IoError) with os_error() = errno,
+/// mcp::Error(InvalidArgument) for len > PTRDIFF_MAX. Thread-safe, but
+/// writes from several threads to one fd may interleave: serialise them.
+inline void write_all(int fd, const void *data, std::size_t len) {
+    const McpStatus st = mcp_write_all(fd, static_cast<const std::uint8_t *>(data), len);
+    const int os_errno = errno;
+    detail::check(st, "mcp::write_all", os_errno);
+}
+
+/// write_all of a string, e.g. mcp::write_all(1, mcp::encode(json)).
+inline void write_all(int fd, std::string_view data) { write_all(fd, data.data(), data.size()); }
+#endif
 
 // ---------------------------------------------------------------------------
 // Versions
