@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# Packaging tests of mcp-stdio: the CMake build installs the library the way
+# libcurl or zstd are installed, and C programs can consume it every usual way.
+#
+#   bash tests/packaging/run.sh        (from any directory; KEEP=1 keeps the work dir)
+#
+# Builds the library once with CMake (cargo build --release inside the CMake
+# build dir), installs it into a temporary prefix, checks the installed files,
+# then builds and runs tests/packaging/consumer.c through
+#   1. pkg-config, shared library   2. pkg-config --static, static library
+#   3. find_package(mcp_stdio), static (default) and shared
+#   4. add_subdirectory() of the source tree, static (default) and shared
+# (4 reuses the first build's cargo target dir, so cargo runs only once).
+# Prints one line per check, then "N passed, M failed" alone on the last line;
+# exits non-zero if any check failed.
+#
+# Needs: cargo, cmake >= 3.16, a C compiler (cc), pkg-config, readelf.
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
+HERE="$ROOT/tests/packaging"
+mkdir -p "$ROOT/target/packaging-tests"
+WORK=$(mktemp -d "$ROOT/target/packaging-tests/run.XXXXXX")
+cleanup() {
+    [ "${KEEP:-0}" = 1 ] && return
+    rm -rf -- "$WORK"
+    rmdir -- "$ROOT/target/packaging-tests" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+CC=${CC:-cc}
+JOBS=$(nproc 2>/dev/null || echo 2)
+PREFIX="$WORK/prefix"
+BUILD="$WORK/build"
+CARGO_DIR="$BUILD/cargo"      # the CMake build's CARGO_TARGET_DIR, reused by check 4
+CFLAGS_STRICT=(-std=c99 -Wall -Wextra -Wpedantic -Werror)
+mkdir -p "$WORK/logs"
+
+# The version and description in Cargo.toml's [package] table.
+cargo_field() {
+    awk -v key="$1" '
+        /^[ \t]*\[/ { in_pkg = ($0 ~ /^[ \t]*\[package\][ \t]*$/) ; next }
+        in_pkg && $0 ~ "^[ \t]*" key "[ \t]*=" {
+            sub(/^[^=]*=[ \t]*"/, ""); sub(/".*$/, ""); print; exit
+        }' "$ROOT/Cargo.toml"
+}
+VERSION=$(cargo_field version)
+DESCRIPTION=$(cargo_field description)
+MAJOR=${VERSION%%.*}
+MINOR=${VERSION#*.}; MINOR=${MINOR%%.*}
+FULL_VERSION=${VERSION%%[-+]*}
+
+# ---------------------------------------------------------------------------
+# Harness: each check runs in a subshell with `set -e`, its output in a log
+# that is shown only when it fails.
+passed=0
+failed=0
+n=0
+last_rc=0
+check() {
+    local name=$1; shift
+    n=$((n + 1))
+    local log="$WORK/logs/$n.log"
+    local rc=0
+    set +e
+    ( set -e; "$@" ) >"$log" 2>&1
+    rc=$?
+    set -e
+    if [ "$rc" -eq 0 ]; then
+        passed=$((passed + 1))
+        printf 'ok   %s\n' "$name"
+    else
+        failed=$((failed + 1))
+        printf 'FAIL %s\n' "$name"
+        tail -n 40 "$log" | sed 's/^/     | /'
+    fi
+    last_rc=$rc
+}
+summary() {
+    [ "${KEEP:-0}" = 1 ] && printf 'work dir kept: %s\n' "$WORK"
+    printf '%d passed, %d failed\n' "$passed" "$failed"
+    [ "$failed" -eq 0 ]
+}
+# A check the rest depends on: stop at once if it fails.
+require() {
+    check "$@"
+    if [ "$last_rc" -ne 0 ]; then summary; exit 1; fi
+}
+
+fail() { printf '%s\n' "$*" >&2; return 1; }
+# needed <binary>: its DT_NEEDED entries, one a line.
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+needs_shared() {
+    needed "$1"
+    needed "$1" | grep -qx 'libmcp_stdio.so.0' || fail "$1 does not NEED libmcp_stdio.so.0"
+}
+needs_static() {
+    needed "$1"
+    if needed "$1" | grep -q 'libmcp_stdio'; then fail "$1 NEEDs libmcp_stdio: not statically linked"; fi
+}
+# resolves_to <binary> <dir>: the loader takes libmcp_stdio.so.0 from <dir>.
+resolves_to() {
+    local got
+    got=$(ldd "$1" | sed -n 's/^[[:space:]]*libmcp_stdio\.so\.0 => \([^ ]*\) .*/\1/p')
+    echo "libmcp_stdio.so.0 => $got"
+    [ "$got" = "$2/libmcp_stdio.so.0" ] || fail "libmcp_stdio.so.0 resolves to '$got', not $2/libmcp_stdio.so.0"
+}
+run_consumer() {
+    local out
+    out=$("$@")
+    printf '%s\n' "$out"
+    grep -q '^consumer: mcp_stdio .* OK$' <<<"$out" || fail "unexpected output from $1"
+}
+# CMake consumer project: configure <src> <build> [-D...]; build it.
+cmake_consumer() {
+    local src=$1 bld=$2; shift 2
+    cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=Release "$@"
+    cmake --build "$bld" --parallel "$JOBS"
+}
+
+# ---------------------------------------------------------------------------
+# Build and install.
+
+t_configure() {
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DMCP_STDIO_BUILD_TESTS=OFF
+    grep -qx "CMAKE_PROJECT_VERSION:STATIC=$FULL_VERSION" "$BUILD/CMakeCache.txt" ||
+        fail "project version is not Cargo.toml's $FULL_VERSION"
+}
+t_build() {
+    cmake --build "$BUILD" --parallel "$JOBS"
+    [ -f "$CARGO_DIR/release/libmcp_stdio.so" ] || fail "cargo did not build into $CARGO_DIR/release"
+}
+t_rebuild_noop() {
+    cmake --build "$BUILD" --parallel "$JOBS" | tee "$WORK/noop.log"
+    if grep -q 'mcp_stdio: cargo build' "$WORK/noop.log"; then fail "cargo ran again with nothing changed"; fi
+}
+t_install() {
+    cmake --install "$BUILD" --prefix "$PREFIX"
+}
+t_installed_files() {
+    local expected=(
+        include/mcp_stdio.h
+        lib/cmake/mcp_stdio/mcp_stdioConfig.cmake
+        lib/cmake/mcp_stdio/mcp_stdioConfigVersion.cmake
+        lib/libmcp_stdio.a
+        lib/libmcp_stdio.so
+        lib/libmcp_stdio.so.0
+        "lib/libmcp_stdio.so.$FULL_VERSION"
+        lib/pkgconfig/mcp_stdio.pc
+    )
+    [ -f "$ROOT/include/mcp_stdio.hpp" ] && expected+=(include/mcp_stdio.hpp)
+    diff -u <(printf '%s\n' "${expected[@]}" | LC_ALL=C sort) \
+            <(cd "$PREFIX" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
+    local lib="$PREFIX/lib"
+    if [ ! -f "$lib/libmcp_stdio.so.$FULL_VERSION" ] || [ -L "$lib/libmcp_stdio.so.$FULL_VERSION" ]; then
+        fail "libmcp_stdio.so.$FULL_VERSION is not a regular file"
+    fi
+    [ -x "$lib/libmcp_stdio.so.$FULL_VERSION" ] || fail "libmcp_stdio.so.$FULL_VERSION is not executable"
+    [ "$(readlink "$lib/libmcp_stdio.so.0")" = "libmcp_stdio.so.$FULL_VERSION" ] ||
+        fail "libmcp_stdio.so.0 -> $(readlink "$lib/libmcp_stdio.so.0")"
+    [ "$(readlink "$lib/libmcp_stdio.so")" = "libmcp_stdio.so.0" ] ||
+        fail "libmcp_stdio.so -> $(readlink "$lib/libmcp_stdio.so")"
+    local soname
+    soname=$(readelf -d "$lib/libmcp_stdio.so.$FULL_VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    [ "$soname" = libmcp_stdio.so.0 ] || fail "SONAME is '$soname', not libmcp_stdio.so.0"
+    cmp "$ROOT/include/mcp_stdio.h" "$PREFIX/include/mcp_stdio.h"
+    if [ -f "$ROOT/include/mcp_stdio.hpp" ]; then cmp "$ROOT/include/mcp_stdio.hpp" "$PREFIX/include/mcp_stdio.hpp"; fi
+}
+t_pc_file() {
+    local pc="$PREFIX/lib/pkgconfig/mcp_stdio.pc"
+    cat "$pc"
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    pkg-config --validate mcp_stdio
+    grep -qx "prefix=$PREFIX" "$pc" || fail "prefix is not the --prefix given to cmake --install"
+    grep -qx 'Name: mcp_stdio' "$pc" || fail "Name"
+    grep -qxF "Description: $DESCRIPTION" "$pc" || fail "Description is not Cargo.toml's"
+    [ "$(pkg-config --modversion mcp_stdio)" = "$VERSION" ] || fail "Version is not Cargo.toml's $VERSION"
+    [ "$(pkg-config --cflags mcp_stdio | xargs)" = "-I$PREFIX/include" ] || fail "Cflags"
+    [ "$(pkg-config --libs mcp_stdio | xargs)" = "-L$PREFIX/lib -lmcp_stdio" ] || fail "Libs"
+    [ "$(pkg-config --static --libs mcp_stdio | xargs)" = \
+      "-L$PREFIX/lib -lmcp_stdio -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" ] || fail "Libs.private"
+}
+t_components() {
+    # Packagers split runtime and development files: Runtime = the versioned
+    # library and its SONAME link.
+    local p="$WORK/runtime-only"
+    cmake --install "$BUILD" --prefix "$p" --component Runtime
+    diff -u <(printf '%s\n' lib/libmcp_stdio.so.0 "lib/libmcp_stdio.so.$FULL_VERSION") \
+            <(cd "$p" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
+}
+t_destdir_strip() {
+    # Staged install (what distribution packages do): files under DESTDIR,
+    # paths inside them without it; --strip strips the libraries.
+    local stage="$WORK/stage" lib
+    DESTDIR="$stage" cmake --install "$BUILD" --prefix /opt/mcp --strip
+    lib="$stage/opt/mcp/lib"
+    [ -f "$lib/libmcp_stdio.so.$FULL_VERSION" ] || fail "library not staged"
+    grep -qx 'prefix=/opt/mcp' "$lib/pkgconfig/mcp_stdio.pc" || fail "staged .pc prefix"
+    if readelf -S "$lib/libmcp_stdio.so.$FULL_VERSION" | grep -q debug_info; then fail ".so not stripped"; fi
+    if readelf -S "$lib/libmcp_stdio.a" 2>/dev/null | grep -q debug_info; then fail ".a not stripped"; fi
+    [ "$(readelf -d "$lib/libmcp_stdio.so.$FULL_VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = libmcp_stdio.so.0 ] ||
+        fail "stripped .so lost its SONAME"
+}
+
+# ---------------------------------------------------------------------------
+# Consumers.
+
+t_pkgconfig_shared() {
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    local exe="$WORK/pc-shared/consumer"
+    mkdir -p "${exe%/*}"
+    # shellcheck disable=SC2046  # pkg-config output is meant to be split
+    "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio) "$HERE/consumer.c" \
+        $(pkg-config --libs mcp_stdio) -o "$exe"
+    needs_shared "$exe"
+    LD_LIBRARY_PATH="$PREFIX/lib" resolves_to "$exe" "$PREFIX/lib"
+    LD_LIBRARY_PATH="$PREFIX/lib" run_consumer "$exe"
+}
+t_pkgconfig_static() {
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    local exe="$WORK/pc-static/consumer"
+    mkdir -p "${exe%/*}"
+    # With libmcp_stdio.so next to libmcp_stdio.a, -lmcp_stdio means the .so:
+    # ask the linker for the archive (as for any library installed both ways).
+    # The command docs/install.md gives:
+    # shellcheck disable=SC2046
+    "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio) "$HERE/consumer.c" \
+        $(pkg-config --static --libs mcp_stdio | sed 's/-lmcp_stdio/-Wl,-Bstatic -lmcp_stdio -Wl,-Bdynamic/') \
+        -o "$exe"
+    needs_static "$exe"
+    run_consumer "$exe"
+}
+found_in_prefix() {
+    grep -x "mcp_stdio_DIR:PATH=.*" "$1/CMakeCache.txt"
+    grep -qx "mcp_stdio_DIR:PATH=$2/lib/cmake/mcp_stdio" "$1/CMakeCache.txt" ||
+        fail "find_package did not find the package in $2"
+}
+t_find_package_static() {
+    local bld="$WORK/fp-static" cxx=OFF
+    [ -f "$PREFIX/include/mcp_stdio.hpp" ] && cxx=ON
+    cmake_consumer "$HERE/find_package" "$bld" -DCMAKE_PREFIX_PATH="$PREFIX" -DMCP_STDIO_CXX=$cxx
+    found_in_prefix "$bld" "$PREFIX"
+    needs_static "$bld/consumer"
+    run_consumer "$bld/consumer"
+    if [ "$cxx" = ON ]; then
+        needs_static "$bld/consumer_cxx"
+        "$bld/consumer_cxx"
+    fi
+}
+t_find_package_shared() {
+    local bld="$WORK/fp-shared"
+    cmake_consumer "$HERE/find_package" "$bld" -DCMAKE_PREFIX_PATH="$PREFIX" -DMCP_STDIO_SHARED=ON
+    found_in_prefix "$bld" "$PREFIX"
+    needs_shared "$bld/consumer"
+    resolves_to "$bld/consumer" "$PREFIX/lib"   # no LD_LIBRARY_PATH: CMake's build RUNPATH
+    run_consumer "$bld/consumer"
+}
+t_find_package_version() {
+    local ok="$MAJOR.$MINOR" newer_minor="$MAJOR.$((MINOR + 1))" newer_major="$((MAJOR + 1)).0"
+    cmake -S "$HERE/find_package" -B "$WORK/fp-version" -DCMAKE_PREFIX_PATH="$PREFIX" \
+        -DMCP_STDIO_WANT_VERSION="$ok"
+    local want
+    for want in "$newer_minor" "$newer_major"; do
+        rm -rf "$WORK/fp-version"
+        if cmake -S "$HERE/find_package" -B "$WORK/fp-version" -DCMAKE_PREFIX_PATH="$PREFIX" \
+            -DMCP_STDIO_WANT_VERSION="$want"; then
+            fail "find_package(mcp_stdio $want) accepted version $VERSION"
+        fi
+    done
+    if [ "$MAJOR" = 0 ] && [ "$MINOR" -gt 0 ]; then
+        rm -rf "$WORK/fp-version"
+        if cmake -S "$HERE/find_package" -B "$WORK/fp-version" -DCMAKE_PREFIX_PATH="$PREFIX" \
+            -DMCP_STDIO_WANT_VERSION="0.$((MINOR - 1))"; then
+            fail "find_package(mcp_stdio 0.$((MINOR - 1))) accepted version $VERSION (0.x: same minor only)"
+        fi
+    fi
+}
+t_relocatable() {
+    # Move the whole prefix: the CMake package still works from its new place.
+    local moved="$WORK/moved/prefix" bld="$WORK/fp-moved"
+    mkdir -p "${moved%/*}"
+    mv "$PREFIX" "$moved"
+    local rc
+    set +e
+    ( set -e
+      cmake_consumer "$HERE/find_package" "$bld" -DCMAKE_PREFIX_PATH="$moved"
+      found_in_prefix "$bld" "$moved"
+      if grep -rq -- "$PREFIX" "$moved/lib/cmake"; then fail "the CMake package names its old prefix"; fi
+      run_consumer "$bld/consumer" )
+    rc=$?
+    set -e
+    mv "$moved" "$PREFIX"
+    return "$rc"
+}
+t_add_subdirectory_static() {
+    local bld="$WORK/as-static"
+    cmake_consumer "$HERE/add_subdirectory" "$bld" -DMCP_STDIO_SOURCE_DIR="$ROOT" \
+        -DMCP_STDIO_CARGO_TARGET_DIR="$CARGO_DIR"
+    needs_static "$bld/consumer"
+    run_consumer "$bld/consumer"
+    if grep -q '^MCP_STDIO_BUILD_TESTS:BOOL=ON$' "$bld/CMakeCache.txt"; then
+        fail "a vendored mcp_stdio builds its tests by default"
+    fi
+}
+t_add_subdirectory_shared() {
+    local bld="$WORK/as-shared"
+    cmake_consumer "$HERE/add_subdirectory" "$bld" -DMCP_STDIO_SOURCE_DIR="$ROOT" \
+        -DMCP_STDIO_CARGO_TARGET_DIR="$CARGO_DIR" -DMCP_STDIO_SHARED=ON
+    needs_shared "$bld/consumer"
+    resolves_to "$bld/consumer" "$bld/mcp_stdio/lib"   # the build tree's copy, by RUNPATH
+    run_consumer "$bld/consumer"
+}
+
+echo "mcp-stdio $VERSION packaging tests (work dir under target/packaging-tests)"
+require "cmake configure (Release, version $FULL_VERSION from Cargo.toml)" t_configure
+require "cmake --build (cargo build --release --lib)" t_build
+check   "cmake --build again is a no-op (cargo not rerun)" t_rebuild_noop
+require "cmake --install --prefix <tmp>" t_install
+check   "installed files: exact list, .so -> .so.0 -> .so.$FULL_VERSION, SONAME, headers" t_installed_files
+check   "mcp_stdio.pc: prefix, Name, Description, Version, Libs, Libs.private, Cflags" t_pc_file
+check   "install --component Runtime: versioned library and SONAME link only" t_components
+check   "DESTDIR staged install, --strip" t_destdir_strip
+check   "pkg-config shared: builds, NEEDs libmcp_stdio.so.0, runs" t_pkgconfig_shared
+check   "pkg-config --static: builds, no libmcp_stdio NEEDED, runs" t_pkgconfig_static
+check   "find_package(mcp_stdio) static (default): builds, no libmcp_stdio NEEDED, runs" t_find_package_static
+check   "find_package(mcp_stdio) MCP_STDIO_SHARED=ON: builds, NEEDs libmcp_stdio.so.0, runs" t_find_package_shared
+check   "find_package version: $MAJOR.$MINOR accepted, newer minor/major rejected" t_find_package_version
+check   "relocatable: find_package from a moved prefix" t_relocatable
+check   "add_subdirectory() static (default): builds, no libmcp_stdio NEEDED, runs" t_add_subdirectory_static
+check   "add_subdirectory() MCP_STDIO_SHARED=ON: builds, NEEDs libmcp_stdio.so.0, runs" t_add_subdirectory_shared
+summary
