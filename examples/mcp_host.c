@@ -664,7 +664,8 @@ static int is_supported_version(JSpan v)
     return 0;
 }
 
-/* initialize; fills *caps with what the server offers. Returns 0 on success. */
+/* initialize; sets *has_tools and *has_resources from the server's capabilities.
+ * Returns 0 on success. */
 static int do_initialize(Host *h, int *has_tools, int *has_resources)
 {
     Buf params = {0};
@@ -1085,6 +1086,17 @@ static int parse_args(int argc, char **argv, Config *cfg)
 /* The session                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Frees what main allocated for cfg and returns rc. */
+static int free_config(Config *cfg, const Call *demo_calls, int rc)
+{
+    if (cfg->calls != demo_calls)
+        free(cfg->calls);
+    free(cfg->resources);
+    free(cfg->tools);
+    free(cfg->texts);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     size_t cap = (size_t)argc;
@@ -1104,12 +1116,12 @@ int main(int argc, char **argv)
     };
     if (!cfg.calls || !cfg.resources || !cfg.tools || !cfg.texts) {
         fprintf(stderr, DEMO_PROG ": out of memory\n");
-        return 1;
+        return free_config(&cfg, demo_calls, 1);
     }
     int pr = parse_args(argc, argv, &cfg);
     if (pr != 0) {
         usage(pr == 3 ? stdout : stderr, argv[0]);
-        return pr == 3 ? 0 : 2;
+        return free_config(&cfg, demo_calls, pr == 3 ? 0 : 2);
     }
     if (cfg.n_calls == 0 && cfg.n_resources == 0 && cfg.n_tools == 0 && cfg.n_texts == 0) {
         /* The demo session against examples/mcp_server.c. */
@@ -1128,7 +1140,7 @@ int main(int argc, char **argv)
     h.reader = mcp_line_reader_new();
     if (!h.reader) {
         log_msg("out of memory");
-        return 1;
+        return free_config(&cfg, demo_calls, 1);
     }
     McpStatus st = mcp_line_reader_set_flags(h.reader, MCP_READER_JSONRPC);
     if (st == MCP_STATUS_OK)
@@ -1136,12 +1148,12 @@ int main(int argc, char **argv)
     if (st != MCP_STATUS_OK) {
         log_msg("configuring the reader: %s", mcp_status_str(st));
         mcp_line_reader_free(h.reader);
-        return 1;
+        return free_config(&cfg, demo_calls, 1);
     }
     if (spawn_server(&h, cfg.command) != 0) {
         log_msg("cannot start %s: %s", cfg.command[0], strerror(errno));
         mcp_line_reader_free(h.reader);
-        return 1;
+        return free_config(&cfg, demo_calls, 1);
     }
 
     /* The steps: initialize, tools/list (if the server has tools or we need
@@ -1189,10 +1201,5 @@ int main(int argc, char **argv)
     int success = !h.failed && h.steps_ok == planned;
     printf("%s: %zu/%zu expected responses received and checked\n", success ? "ok" : "FAILED",
            h.steps_ok, planned);
-    if (cfg.calls != demo_calls)
-        free(cfg.calls);
-    free(cfg.resources);
-    free(cfg.tools);
-    free(cfg.texts);
-    return success ? 0 : 1;
+    return free_config(&cfg, demo_calls, success ? 0 : 1);
 }

@@ -1,0 +1,143 @@
+"""Shared helpers for the end-to-end tests (run them with tests/e2e/run.sh,
+which installs the pinned peers and builds the demo binaries first)."""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+E2E_DIR = Path(__file__).resolve().parent
+REPO_ROOT = E2E_DIR.parent.parent
+NPM_DIR = E2E_DIR / ".deps" / "npm"
+NODE_MODULES = NPM_DIR / "node_modules"
+HOST = REPO_ROOT / "target" / "demo" / "mcp_host"
+SERVER = REPO_ROOT / "target" / "demo" / "mcp_server"
+PYTHON = sys.executable  # the venv's python, which has the mcp SDK
+
+# The server-everything and server-filesystem entry points (node + file, so
+# that no npx or shell sits between our host and the server).
+EVERYTHING_SERVER = [
+    "node",
+    str(NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"),
+    "stdio",
+]
+FILESYSTEM_SERVER_JS = str(
+    NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+)
+FASTMCP_SERVER = [PYTHON, str(E2E_DIR / "fastmcp_server.py")]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _prerequisites():
+    missing = [p for p in (HOST, SERVER, NODE_MODULES) if not p.exists()]
+    if missing:
+        pytest.exit(
+            "missing " + ", ".join(map(str, missing)) + ": run tests/e2e/run.sh", returncode=2
+        )
+
+
+def unescape_host_text(raw: bytes) -> str:
+    """Reverses the escaping of the host's `text:` lines (\\\\, \\n, \\r, \\t, \\xNN)."""
+    out = bytearray()
+    i = 0
+    simple = {ord("\\"): b"\\", ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t"}
+    while i < len(raw):
+        c = raw[i]
+        if c != ord("\\"):
+            out.append(c)
+            i += 1
+            continue
+        nxt = raw[i + 1]
+        if nxt in simple:
+            out += simple[nxt]
+            i += 2
+        elif nxt == ord("x"):
+            out.append(int(raw[i + 2 : i + 4], 16))
+            i += 4
+        else:
+            raise ValueError(f"bad escape at {i}: {raw[i:i + 4]!r}")
+    return out.decode("utf-8")
+
+
+@dataclass
+class HostRun:
+    """What target/demo/mcp_host printed, parsed."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+    sent: list = field(default_factory=list)  # JSON of each "-> " line
+    received: list = field(default_factory=list)  # JSON of each "<- " line
+    tools: list = field(default_factory=list)  # "tool: " lines
+    texts: list = field(default_factory=list)  # "text: " lines, unescaped
+    summary: str = ""
+
+    def requests(self, method):
+        return [m for m in self.sent if m.get("method") == method and "id" in m]
+
+    def response_to(self, request):
+        """The response (from received) to a request we sent."""
+        for m in self.received:
+            if "method" not in m and m.get("id") == request["id"]:
+                return m
+        raise AssertionError(f"no response to {request}")
+
+    def results(self, method):
+        """The results of our requests of this method, in order."""
+        return [self.response_to(r)["result"] for r in self.requests(method)]
+
+    def server_requests(self, method):
+        return [m for m in self.received if m.get("method") == method and "id" in m]
+
+    def our_reply_to(self, server_request):
+        for m in self.sent:
+            if "method" not in m and m.get("id") == server_request["id"]:
+                return m
+        raise AssertionError(f"the host never answered {server_request}")
+
+    def describe(self):
+        return f"exit {self.returncode}\n--- stderr ---\n{self.stderr[-6000:]}"
+
+
+def run_host(options, server_cmd, *, timeout=120, cwd=None, env=None) -> HostRun:
+    """Runs mcp_host OPTIONS -- SERVER_CMD and parses its output."""
+    cmd = [str(HOST), *options, "--", *map(str, server_cmd)]
+    proc = subprocess.run(
+        cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=cwd, env=env
+    )
+    run = HostRun(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
+    for line in proc.stdout.split(b"\n"):
+        if line.startswith(b"-> "):
+            run.sent.append(json.loads(line[3:]))
+        elif line.startswith(b"<- "):
+            run.received.append(json.loads(line[3:]))
+        elif line.startswith(b"tool: "):
+            run.tools.append(line[6:].decode("utf-8"))
+        elif line.startswith(b"text: "):
+            run.texts.append(unescape_host_text(line[6:]))
+        elif line.startswith((b"ok: ", b"FAILED: ")):
+            run.summary = line.decode()
+    return run
+
+
+def call(tool, **arguments):
+    """The --call option pair for a tool call."""
+    return ["--call", tool, json.dumps(arguments, ensure_ascii=False)]
+
+
+def first_text(result):
+    """The first content item of a tools/call result, which must be text."""
+    item = result["content"][0]
+    assert item["type"] == "text", result
+    return item["text"]
+
+
+def node_env():
+    """The environment for node processes (no colours, no update checks)."""
+    env = dict(os.environ)
+    env.update(NO_COLOR="1", NO_UPDATE_NOTIFIER="1", npm_config_update_notifier="false")
+    return env

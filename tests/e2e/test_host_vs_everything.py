@@ -1,0 +1,82 @@
+"""Our C host (examples/mcp_host.c) against @modelcontextprotocol/server-everything,
+the reference server of the MCP project, written with the TypeScript SDK."""
+
+import base64
+
+from conftest import EVERYTHING_SERVER, call, first_text, node_env, run_host
+
+ECHO = 'héllo, wörld ✓ 🎉 "quoted" back\\slash\ttab\nsecond line'
+
+
+def test_tools_resources_and_server_requests():
+    run = run_host(
+        [
+            *call("echo", message=ECHO),
+            *call("get-sum", a=19, b=23.5),
+            *call("get-roots-list"),  # the server asks us roots/list mid-call
+            *call("get-tiny-image"),
+            "--read-resource", "demo://resource/dynamic/text/1",
+            "--expect-tool", "echo",
+            "--expect-tool", "get-sum",
+            "--expect-text", "Echo: héllo",
+            # The server may need SIGTERM after its stdin closes (its timers keep
+            # node alive); the MCP shutdown sequence allows that.
+            "--allow-kill", "--shutdown-timeout", "1",
+        ],
+        EVERYTHING_SERVER,
+        env=node_env(),
+    )
+    assert run.returncode == 0, run.describe()
+    assert run.summary == "ok: 7/7 expected responses received and checked", run.describe()
+
+    init = run.results("initialize")[0]
+    assert init["serverInfo"]["name"] == "mcp-servers/everything"
+    assert init["protocolVersion"] == "2025-06-18"
+
+    assert {"echo", "get-sum", "get-tiny-image", "get-roots-list"} <= set(run.tools)
+    listed = [t["name"] for r in run.results("tools/list") for t in r["tools"]]
+    assert listed == run.tools
+
+    echo, total, roots, image = run.results("tools/call")
+    assert first_text(echo) == "Echo: " + ECHO
+    assert first_text(total) == "The sum of 19 and 23.5 is 42.5."
+    assert first_text(roots).startswith("The client supports roots but no roots are currently")
+    (picture,) = [c for c in image["content"] if c["type"] == "image"]
+    assert picture["mimeType"] == "image/png"
+    assert base64.b64decode(picture["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert 'content: "image"' in run.stdout.decode()
+
+    # The host printed the decoded texts, in order, one per line.
+    assert run.texts[0] == "Echo: " + ECHO
+    assert run.texts[1] == "The sum of 19 and 23.5 is 42.5."
+    assert run.texts[2] == first_text(roots)
+
+    # The server asked us for roots (during get-roots-list, if not before)
+    # and got an empty list.
+    asked = run.server_requests("roots/list")
+    assert asked, run.describe()
+    for req in asked:
+        assert run.our_reply_to(req)["result"] == {"roots": []}
+
+    (resource,) = run.results("resources/read")
+    (content,) = resource["contents"]
+    assert content["uri"] == "demo://resource/dynamic/text/1"
+    assert content["text"].startswith("Resource 1: This is a plaintext resource")
+    assert run.texts[-1] == content["text"]
+
+    # Its stderr came through, prefixed.
+    assert "mcp_host: [server] Starting default (STDIO) server..." in run.stderr
+
+
+def test_tool_error_fails_the_host():
+    """A tool result with isError (bad arguments) is reported and fails the run."""
+    run = run_host(
+        [*call("get-sum", a="not a number", b=1), "--allow-kill", "--shutdown-timeout", "1"],
+        EVERYTHING_SERVER,
+        env=node_env(),
+    )
+    assert run.returncode == 1, run.describe()
+    (result,) = run.results("tools/call")
+    assert result.get("isError") is True
+    assert "the tool reported an error (isError true)" in run.stderr
+    assert run.summary.startswith("FAILED: 2/3"), run.describe()
