@@ -1,26 +1,57 @@
 #!/usr/bin/env bash
-# Runs every test of mcp-stdio: formatting and lints, the end-to-end demo
-# (C host <-> C server over pipes), then `cargo test`, which runs the Rust
-# unit, property and doc tests and, in tests/c_abi.rs, the C and C++ tests
-# against the shared and the static library, under valgrind and under
-# ASan+UBSan, plus the header, exported-symbols and SONAME checks.
+# Runs every test of mcp-stdio, step by step, and ends with a summary line.
 #
-# Needs: cargo (with rustfmt and clippy), gcc, g++, valgrind, binutils.
-# .ci/run installs what a fresh machine lacks, then runs exactly this.
-set -euo pipefail
+#   lint        cargo fmt --check, cargo clippy -D warnings
+#   rust        cargo test: Rust unit, property and doc tests, the POSIX I/O
+#               helpers, and (tests/c_abi.rs) the C and C++ tests against the
+#               shared and the static library, under valgrind and ASan+UBSan,
+#               the header as C99/C11/C++11, exported symbols, SONAME
+#   demo        the C host and C server on the library, over pipes
+#   swift       the Swift module map, imported with clang -fmodules
+#   packaging   install into a prefix; consumers via pkg-config (shared and
+#               static), find_package and add_subdirectory
+#   cpp         the C++17 wrapper's GoogleTest suite (CMake + ctest)
+#   go          the Go binding: go vet, go test -race
+#   e2e         real MCP peers (npm and PyPI packages, pinned) against our
+#               host and our server
+#
+# Needs what .ci/run installs. `scripts/test.sh STEP...` runs only those steps.
+set -uo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+lint() {
+    cargo fmt --all -- --check &&
+        cargo clippy --all-targets -- -D warnings &&
+        cargo clippy --all-targets --features panic-injection -- -D warnings
+}
+rust() { cargo test; }
+demo() { bash scripts/demo.sh; }
+swift() { bash bindings/swift/test.sh; }
+packaging() { bash tests/packaging/run.sh; }
+cpp() {
+    cmake -S . -B target/cmake-tests -DMCP_STDIO_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release &&
+        cmake --build target/cmake-tests --parallel 2 &&
+        ctest --test-dir target/cmake-tests --output-on-failure
+}
+go_binding() { bash bindings/go/test.sh; }
+e2e() { bash tests/e2e/run.sh; }
 
-step "cargo fmt --check"
-cargo fmt --all -- --check
-
-step "cargo clippy (all targets, warnings are errors)"
-cargo clippy --all-targets -- -D warnings
-cargo clippy --all-targets --features panic-injection -- -D warnings
-
-step "demo: C host <-> C server on the library"
-bash scripts/demo.sh
-
-step "cargo test (Rust, C, C++, valgrind, sanitizers, header, symbols)"
-cargo test
+all=(lint rust demo swift packaging cpp go_binding e2e)
+steps=("${@:-${all[@]}}")
+passed=0
+failed=()
+for step in "${steps[@]}"; do
+    printf '\n======== %s\n' "$step"
+    start=$SECONDS
+    if "$step"; then
+        passed=$((passed + 1))
+        printf '======== %s: ok (%ss)\n' "$step" $((SECONDS - start))
+    else
+        failed+=("$step")
+        printf '======== %s: FAILED (%ss)\n' "$step" $((SECONDS - start))
+    fi
+done
+printf '\n'
+[ ${#failed[@]} -eq 0 ] || printf 'failed steps: %s\n' "${failed[*]}"
+printf 'steps: %d passed, %d failed\n' "$passed" "${#failed[@]}"
+[ ${#failed[@]} -eq 0 ]

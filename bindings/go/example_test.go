@@ -12,6 +12,7 @@ import (
 
 // The README's example: read the messages of a stream, then write a reply.
 func ExampleNewDecoder() {
+	// snippet-start decoder (README.md shows these lines)
 	dec := mcpstdio.NewDecoder(strings.NewReader(
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\nnot json\n"), mcpstdio.JSONRPC())
 	for {
@@ -27,6 +28,8 @@ func ExampleNewDecoder() {
 	if err := enc.EncodeValue(map[string]any{"jsonrpc": "2.0", "id": 1, "result": struct{}{}}); err != nil {
 		log.Fatal(err)
 	}
+	// snippet-end decoder
+
 	// Output:
 	// Message Request {"jsonrpc":"2.0","id":1,"method":"ping"}
 	// ParseError None not json
