@@ -2,22 +2,25 @@
 //
 // Framing of MCP stdio messages (newline-delimited JSON-RPC): mcp::LineReader
 // splits an input stream into messages, mcp::encode turns one JSON text into
-// one line to write. Link against libmcp_stdio as for the C API.
+// one line to write. Nothing to build: include this header and link
+// libmcp_stdio as for the C API (CMake: mcp_stdio::mcp_stdio).
 //
-//     mcp::LineReader reader;                      // throws std::bad_alloc
-//     reader.set_flags(mcp::ReaderFlags::JsonRpc);
-//     reader.feed(chunk);                          // any chunking
-//     while (auto msg = reader.next()) {           // std::optional<mcp::Message>
+//     mcp::LineReader reader(mcp::ReaderFlags::JsonRpc);  // throws std::bad_alloc
+//     reader.feed(chunk);                                 // any chunking
+//     while (auto msg = reader.next()) {                  // std::optional<mcp::Message>
 //         if (msg->kind() == mcp::MessageKind::Json) handle(std::string(msg->data()));
 //     }
 //     std::string line = mcp::encode(R"({"jsonrpc": "2.0", "id": 1, "result": {}})");
 //
 // Types
-//   mcp::LineReader   RAII owner of an McpLineReader*. Move-only: moving leaves
-//                     the source empty (operator bool false), safe to destroy or
-//                     assign to; using an empty reader throws
+//   mcp::LineReader   RAII owner of an McpLineReader*. Move-only: a moved-from
+//                     reader is empty (operator bool false), safe to destroy
+//                     or assign to; calling it throws
 //                     mcp::Error(Status::NullArgument), buffered_len() gives 0.
-//   mcp::Message      one item of next(): kind(), rpc_kind(), data(), size().
+//                     Options: set_max_line_len(n or LineReader::no_limit),
+//                     set_flags(ReaderFlags::SkipInvalid | ReaderFlags::JsonRpc).
+//   mcp::Message      one item of next(): kind() (MessageKind), rpc_kind()
+//                     (RpcKind), data(), size().
 //   mcp::Buffer       RAII owner of an McpBuffer (what encode_buffer returns),
 //                     move-only, for callers that want no copy.
 //   mcp::Error        the exception: a std::system_error (so a
@@ -27,28 +30,47 @@
 //   mcp::Status       the McpStatus values as an enum class. Both mcp::Status
 //                     and the C McpStatus convert to std::error_code, so
 //                     `e.code() == MCP_STATUS_INVALID_JSON` and
-//                     `e.code() == mcp::Status::InvalidJson` work; argument
-//                     errors also compare equal to std::errc::invalid_argument.
+//                     `e.code() == mcp::Status::InvalidJson` both work, and
+//                     portable conditions too: NullArgument/InvalidArgument ==
+//                     std::errc::invalid_argument, OutOfMemory ==
+//                     std::errc::not_enough_memory, BrokenPipe == std::errc::broken_pipe.
 //
 // !!! LIFETIME: Message::data() BORROWS THE READER'S BUFFER. It is valid only
-// !!! until the next call on that reader (feed, next, finish, set_*, move,
-// !!! destruction). Copy what you keep: std::string kept(msg->data());
+// !!! until the next call on that reader (feed, read_fd, next, finish, set_*,
+// !!! being moved from, destruction). Copy what you keep:
+// !!!     std::string kept(msg->data());
+//
+// POSIX I/O (only where mcp_stdio.h defines MCP_STDIO_HAS_POSIX_IO, i.e. not Windows)
+//   LineReader::read_fd(fd)   one read(2) into the reader; returns a ReadResult:
+//                             {ReadState::Data, n > 0}, {WouldBlock, 0} (non-blocking
+//                             fd, nothing now) or {EndOfStream, 0} (call finish()).
+//   mcp::write_all(fd, bytes) writes everything (short writes, EINTR, EAGAIN
+//                             handled); never raises SIGPIPE.
 //
 // Errors (what throws what)
-//   - LineReader::LineReader(): std::bad_alloc if the C reader cannot be allocated.
+//   - LineReader(): std::bad_alloc if the C reader cannot be allocated.
 //   - MCP_STATUS_OUT_OF_MEMORY, from any call: std::bad_alloc (nothing was done;
 //     the reader stays usable).
-//   - Every other negative status: mcp::Error carrying it, e.g. InvalidArgument
-//     from set_max_line_len(0) or feed() of more than PTRDIFF_MAX bytes,
-//     NullArgument from a moved-from reader, InvalidJson from encode(),
-//     Panic/Poisoned from a reader the library gave up on (destroy it).
-//   - Not errors, never thrown: "no complete line yet" is next() == std::nullopt.
-//   - noexcept: constructors from nothing/moves, destructors, buffered_len(),
-//     the Message and Buffer accessors, version(), abi_version(), abi_compatible().
-//   Other standard exceptions can come from std::string (encode, Error).
+//   - Every other negative status: mcp::Error carrying it. InvalidArgument:
+//     set_max_line_len(0), unknown flag bits, more than PTRDIFF_MAX bytes.
+//     NullArgument: a moved-from reader. InvalidJson: encode()/encode_buffer().
+//     IoError: read_fd()/write_all(), with Error::os_error() = the errno.
+//     BrokenPipe: write_all() to a closed peer. Panic/Poisoned: the library
+//     gave up on that reader (destroy it). After a throw, the reader is
+//     unchanged and usable (except Panic/Poisoned).
+//   - Never thrown (not errors): "no complete line yet" is next() == std::nullopt;
+//     WouldBlock and EndOfStream are read_fd() results.
+//   - noexcept: moves, swaps, destructors, Buffer(), buffered_len(), operator
+//     bool, the Message/Buffer/ReadResult accessors, category(), version(),
+//     abi_version(), abi_compatible(). Anything building a std::string (encode,
+//     Error, Buffer::str) may also throw std::bad_alloc.
 //
 // Threads: as in C, a LineReader may move between threads but must not be used
-// by two at once; encode is thread-safe.
+// by two at once; encode and write_all are thread-safe.
+//
+// Versions: mcp::version() is the linked library's, mcp::header_version this
+// header's; call mcp::abi_compatible() once at startup when linking the shared
+// library.
 #ifndef MCP_STDIO_HPP
 #define MCP_STDIO_HPP
 
