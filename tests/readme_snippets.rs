@@ -20,7 +20,13 @@ fn dedent(text: &str) -> String {
         .unwrap_or(0);
     let lines: Vec<&str> = text
         .lines()
-        .map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() })
+        .map(|l| {
+            if l.len() >= indent {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
         .collect();
     lines.join("\n").trim().to_string()
 }
@@ -82,6 +88,9 @@ fn readme_snippets_are_the_tested_code() {
         "tests/packaging/find_package/CMakeLists.txt#find_package",
         "tests/packaging/add_subdirectory/CMakeLists.txt#add_subdirectory",
     ] {
-        assert!(checked.iter().any(|c| c == needed), "README.md lacks the snippet {needed}");
+        assert!(
+            checked.iter().any(|c| c == needed),
+            "README.md lacks the snippet {needed}"
+        );
     }
 }
