@@ -51,17 +51,54 @@ pub(crate) fn next_special<const NON_ASCII: bool>(s: &[u8], mut i: usize) -> usi
 /// Checks the string that opens at `s[i] == b'"'` in a text whose UTF-8 is
 /// already known to be valid: escapes, and no raw control characters.
 /// Returns the index just past its closing quote, or `None` if invalid.
+///
+/// `NO_CONTROL`: the whole text is known to hold no byte below 0x20, so
+/// only quotes and backslashes matter, and long runs are searched with SIMD.
 #[inline]
-pub(crate) fn scan_string(s: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn scan_string<const NO_CONTROL: bool>(s: &[u8], i: usize) -> Option<usize> {
     let mut i = i + 1;
     loop {
-        i = next_special::<false>(s, i);
+        i = if NO_CONTROL {
+            next_quote_or_backslash(s, i)
+        } else {
+            next_special::<false>(s, i)
+        };
         match *s.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => i = escape_end(s, i)?,
             _ => return None, // a raw control character
         }
     }
+}
+
+/// The index of the next `"` or `\\` at or after `i`, or `s.len()`: one word
+/// inline (most member names and short values end there), then memchr2.
+#[inline(always)]
+fn next_quote_or_backslash(s: &[u8], i: usize) -> usize {
+    if let Some(chunk) = s.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let mask = special_bytes::<false>(u64::from_le_bytes(word));
+        if mask != 0 {
+            return i + (mask.trailing_zeros() / 8) as usize;
+        }
+        return memchr2(b'"', b'\\', &s[i + 8..]).map_or(s.len(), |k| i + 8 + k);
+    }
+    memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k)
+}
+
+/// True when `s` holds a byte below 0x20 (a control character, tab, CR
+/// and LF included). Written as a block-wise minimum, which compiles to
+/// SIMD compares without any `unsafe`.
+pub(crate) fn has_control_byte(s: &[u8]) -> bool {
+    const BLOCK: usize = 64;
+    let mut blocks = s.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        if block.iter().fold(u8::MAX, |m, &b| m.min(b)) < 0x20 {
+            return true;
+        }
+    }
+    blocks.remainder().iter().any(|&b| b < 0x20)
 }
 
 /// `s[i]` is a backslash: the index past its escape sequence, if valid.

@@ -2,7 +2,7 @@
 
 use super::cursor::Cursor;
 use super::nesting::Nesting;
-use super::string::scan_string;
+use super::string::{has_control_byte, scan_string};
 
 /// True when `text` is exactly one JSON text (RFC 8259) in valid UTF-8,
 /// optionally surrounded by JSON whitespace: what Python's `json.loads`
@@ -16,9 +16,20 @@ pub(crate) fn is_json_text(text: &[u8]) -> bool {
     if simdutf8::basic::from_utf8(text).is_err() {
         return false;
     }
+    // Most lines hold no byte below 0x20 at all (no tab, no CR): then strings
+    // cannot hold a raw control character, and only quotes and backslashes
+    // need finding in them.
+    if has_control_byte(text) {
+        whole_text::<false>(text)
+    } else {
+        whole_text::<true>(text)
+    }
+}
+
+fn whole_text<const NO_CONTROL: bool>(text: &[u8]) -> bool {
     let mut v = Cursor::new(text);
     v.skip_whitespace();
-    v.value() && {
+    v.value::<NO_CONTROL>() && {
         v.skip_whitespace();
         v.i == text.len()
     }
@@ -27,7 +38,7 @@ pub(crate) fn is_json_text(text: &[u8]) -> bool {
 /// The validator's steps.
 impl Cursor<'_> {
     /// One value at the cursor (whitespace already skipped), containers included.
-    fn value(&mut self) -> bool {
+    fn value<const NO_CONTROL: bool>(&mut self) -> bool {
         let mut open = Nesting::new();
         loop {
             // A value starts here. Containers that are not empty push a level
@@ -40,7 +51,7 @@ impl Cursor<'_> {
                         self.i += 1;
                     } else {
                         open.push(true);
-                        if !self.member_name() {
+                        if !self.member_name::<NO_CONTROL>() {
                             return false;
                         }
                         continue;
@@ -56,7 +67,7 @@ impl Cursor<'_> {
                         continue;
                     }
                 }
-                b'"' => match scan_string(self.s, self.i) {
+                b'"' => match scan_string::<NO_CONTROL>(self.s, self.i) {
                     Some(end) => self.i = end,
                     None => return false,
                 },
@@ -92,7 +103,7 @@ impl Cursor<'_> {
                     b',' => {
                         self.i += 1;
                         self.skip_whitespace();
-                        if open.in_object() && !self.member_name() {
+                        if open.in_object() && !self.member_name::<NO_CONTROL>() {
                             return false;
                         }
                         break;
@@ -112,11 +123,11 @@ impl Cursor<'_> {
     }
 
     /// `"name" :` and the whitespace after it, leaving the cursor on the value.
-    fn member_name(&mut self) -> bool {
+    fn member_name<const NO_CONTROL: bool>(&mut self) -> bool {
         if self.peek() != b'"' {
             return false;
         }
-        match scan_string(self.s, self.i) {
+        match scan_string::<NO_CONTROL>(self.s, self.i) {
             Some(end) => self.i = end,
             None => return false,
         }
