@@ -1,9 +1,9 @@
 //! `encode`: any JSON text in, one safe line out.
 
-use memchr::{memchr, memchr3};
+use memchr::{memchr, memchr3, memmem};
 
 use crate::error::Error;
-use crate::json::{is_json_text, is_whitespace, next_special};
+use crate::json::{is_json_text, is_whitespace, next_quote_or_backslash, next_special};
 
 /// How [`encode_into`] writes strings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,10 +44,17 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
     let start = out.len();
     out.try_reserve(json.len() + 1)
         .map_err(|_| Error::OutOfMemory)?;
+    let strings = if options.ascii {
+        Strings::Ascii
+    } else if contains_line_separator(json) {
+        Strings::LineSeparators
+    } else {
+        Strings::AsIs
+    };
     let written = Minifier {
         s: json,
         out,
-        ascii: options.ascii,
+        strings,
     }
     .run();
     if written.is_err() {
@@ -56,12 +63,30 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
     written
 }
 
+/// True when `json` holds a raw U+2028 or U+2029 (rare: then strings are
+/// searched for them; otherwise they are copied as they are).
+fn contains_line_separator(json: &[u8]) -> bool {
+    memmem::find(json, "\u{2028}".as_bytes()).is_some()
+        || memmem::find(json, "\u{2029}".as_bytes()).is_some()
+}
+
+/// What string contents need.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strings {
+    /// Copied byte for byte: only their end is searched for.
+    AsIs,
+    /// Raw U+2028 and U+2029 are escaped.
+    LineSeparators,
+    /// Every non-ASCII character and DEL is escaped.
+    Ascii,
+}
+
 /// Copies a valid JSON text without the whitespace between tokens, escaping
-/// in strings what the options ask for.
+/// in strings what `strings` asks for.
 struct Minifier<'a, 'o> {
     s: &'a [u8],
     out: &'o mut Vec<u8>,
-    ascii: bool,
+    strings: Strings,
 }
 
 impl Minifier<'_, '_> {
@@ -94,12 +119,16 @@ impl Minifier<'_, '_> {
         let mut from = i; // start of the run not yet copied
         let mut j = i + 1;
         loop {
-            j = if self.ascii {
-                // Non-ASCII bytes and DEL (0x7F, ASCII but not printable).
-                let special = next_special::<true>(s, j);
-                memchr(0x7F, &s[j..special]).map_or(special, |k| j + k)
-            } else {
-                memchr3(b'"', b'\\', 0xE2, &s[j..]).map_or(s.len(), |k| j + k)
+            j = match self.strings {
+                Strings::AsIs => next_quote_or_backslash(s, j),
+                Strings::LineSeparators => {
+                    memchr3(b'"', b'\\', 0xE2, &s[j..]).map_or(s.len(), |k| j + k)
+                }
+                Strings::Ascii => {
+                    // Non-ASCII bytes and DEL (0x7F, ASCII but not printable).
+                    let special = next_special::<true>(s, j);
+                    memchr(0x7F, &s[j..special]).map_or(special, |k| j + k)
+                }
             };
             match s.get(j) {
                 None => {
@@ -121,7 +150,7 @@ impl Minifier<'_, '_> {
                 Some(&lead) => {
                     let end = (j + utf8_len(lead)).min(s.len());
                     let c = decode_utf8(&s[j..end]);
-                    let escape = self.ascii || c == 0x2028 || c == 0x2029;
+                    let escape = self.strings == Strings::Ascii || c == 0x2028 || c == 0x2029;
                     if escape {
                         self.out.extend_from_slice(&s[from..j]);
                         self.escape(c, s.len() - end)?;

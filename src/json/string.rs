@@ -74,7 +74,7 @@ pub(crate) fn scan_string<const NO_CONTROL: bool>(s: &[u8], i: usize) -> Option<
 /// The index of the next `"` or `\\` at or after `i`, or `s.len()`: one word
 /// inline (most member names and short values end there), then memchr2.
 #[inline(always)]
-fn next_quote_or_backslash(s: &[u8], i: usize) -> usize {
+pub(crate) fn next_quote_or_backslash(s: &[u8], i: usize) -> usize {
     if let Some(chunk) = s.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
