@@ -1,0 +1,419 @@
+/*
+ * Panics never cross the C boundary. Linked against a library built with the
+ * cargo feature `panic-injection` (tests/c_abi.rs builds it), which exports
+ * the test-only mcp_test_inject_panic (not in the public header). For every
+ * entry point with a fault point (src/ffi: `fault_point(`), a panic is armed,
+ * the function is called, and:
+ *   - the call returns its panic value (MCP_STATUS_PANIC, NULL, 0, nothing),
+ *     and the process lives on;
+ *   - a reader whose call panicked refuses every further reader call with
+ *     MCP_STATUS_POISONED (buffered_len says 0) and can still be freed;
+ *   - other readers (on this thread and another one) are unaffected;
+ *   - nothing leaks (the harness runs this under valgrind).
+ * Rust's panic hook prints "injected panic in ..." on stderr: expected.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* Test only: exported by the library built with `--features panic-injection`.
+ * Makes the entry point `name` panic on every later call from this thread;
+ * NULL disarms. */
+void mcp_test_inject_panic(const char *name);
+
+/* ---- helpers ---- */
+
+static void make_pipe(int fds[2])
+{
+    if (!CHECK(pipe(fds) == 0)) {
+        check_summary();
+        exit(1);
+    }
+}
+
+static void set_nonblocking(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    CHECK(flags != -1 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
+}
+
+/* The pipe `fd` (non-blocking) has nothing to read. */
+static int pipe_is_empty(int fd)
+{
+    char c;
+    ssize_t n = read(fd, &c, 1);
+    return n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+static int sigpipe_blocked(void)
+{
+    sigset_t now;
+    sigemptyset(&now);
+    if (pthread_sigmask(SIG_BLOCK, NULL, &now) != 0) {
+        return -1;
+    }
+    return sigismember(&now, SIGPIPE);
+}
+
+/* A reader holding one complete line "[1]" and the partial line "[2". */
+static McpLineReader *loaded_reader(void)
+{
+    McpLineReader *r = NEW_READER();
+    CHECK_STATUS(FEED_LIT(r, "[1]\n[2"), MCP_STATUS_OK);
+    CHECK_BUFFERED(r, 6);
+    return r;
+}
+
+/* A loaded reader is intact: "[1]", then "[2]" after more bytes. */
+static void check_reader_intact(McpLineReader *r)
+{
+    CHECK_BUFFERED(r, 6);
+    EXPECT_JSON(r, "[1]");
+    EXPECT_NONE(r);
+    CHECK_STATUS(FEED_LIT(r, "]\n"), MCP_STATUS_OK);
+    EXPECT_JSON(r, "[2]");
+    EXPECT_NONE(r);
+    CHECK_BUFFERED(r, 0);
+}
+
+/* ---- the reader calls that go through the poison check ---- */
+
+typedef struct {
+    const char *name;      /* the entry point (its fault point's name) */
+    McpStatus healthy;     /* what the call returns on a fresh loaded reader */
+} ReaderCall;
+
+static int g_rd = -1; /* read end of a pipe holding nothing, for read_fd */
+
+static const ReaderCall READER_CALLS[] = {
+    {"mcp_line_reader_set_max_line_len", MCP_STATUS_OK},
+    {"mcp_line_reader_set_flags", MCP_STATUS_OK},
+    {"mcp_line_reader_feed", MCP_STATUS_OK},
+    {"mcp_line_reader_next_message", MCP_STATUS_OK},
+    {"mcp_line_reader_finish", MCP_STATUS_OK},
+    {"mcp_line_reader_read_fd", MCP_STATUS_WOULD_BLOCK},
+};
+#define N_READER_CALLS (sizeof READER_CALLS / sizeof READER_CALLS[0])
+
+/* Calls reader function `i` on `r`. `*out` is left for the caller to inspect. */
+static McpStatus call_reader(size_t i, McpLineReader *r, McpMessage *out, size_t *nread)
+{
+    switch (i) {
+    case 0:
+        return mcp_line_reader_set_max_line_len(r, 1000);
+    case 1:
+        return mcp_line_reader_set_flags(r, MCP_READER_JSONRPC);
+    case 2:
+        return FEED_LIT(r, "{}\n");
+    case 3:
+        return mcp_line_reader_next_message(r, out);
+    case 4:
+        return mcp_line_reader_finish(r);
+    default:
+        return mcp_line_reader_read_fd(r, g_rd, nread);
+    }
+}
+
+/* Every reader function refuses `r`: MCP_STATUS_POISONED, nothing written to
+ * *out, buffered_len 0. */
+static void check_poisoned(McpLineReader *r, const char *after)
+{
+    size_t i;
+    for (i = 0; i < N_READER_CALLS; i++) {
+        McpMessage m = sentinel_message();
+        size_t nread = 12345;
+        McpStatus st = call_reader(i, r, &m, &nread);
+        if (!CHECK(st == MCP_STATUS_POISONED)) {
+            printf("    after a panic in %s, %s returned %ld (%s), want MCP_STATUS_POISONED\n",
+                   after, READER_CALLS[i].name, (long)st, status_name(st));
+        }
+        CHECK(message_is_sentinel(&m));
+        if (i == N_READER_CALLS - 1) {
+            CHECK(nread == 0); /* documented: *nread is 0 when nothing was read */
+        }
+    }
+    /* Still poisoned after all those calls, even for an empty chunk. */
+    CHECK(mcp_line_reader_buffered_len(r) == 0);
+    CHECK_STATUS(mcp_line_reader_feed(r, NULL, 0), MCP_STATUS_POISONED);
+}
+
+static void test_panic_in_each_reader_call_poisons_only_that_reader(void)
+{
+    size_t i;
+    for (i = 0; i < N_READER_CALLS; i++) {
+        const char *name = READER_CALLS[i].name;
+        McpLineReader *victim = loaded_reader();
+        McpLineReader *bystander = loaded_reader();
+        McpLineReader *second = loaded_reader();
+        McpMessage m = sentinel_message();
+        size_t nread = 777;
+        McpStatus st;
+
+        mcp_test_inject_panic(name);
+        st = call_reader(i, victim, &m, &nread);
+        if (!CHECK(st == MCP_STATUS_PANIC)) {
+            printf("    %s with an injected panic returned %ld (%s)\n", name, (long)st,
+                   status_name(st));
+        }
+        CHECK(message_is_sentinel(&m));
+        /* Armed until disarmed: a second call panics too (the process still lives). */
+        CHECK_STATUS(call_reader(i, second, &m, &nread), MCP_STATUS_PANIC);
+        /* Only the armed entry point panics: the others work meanwhile. */
+        CHECK(mcp_line_reader_buffered_len(bystander) == 6);
+        mcp_test_inject_panic(NULL);
+
+        check_poisoned(victim, name);
+        check_poisoned(second, name);
+        mcp_line_reader_free(victim); /* freeing a poisoned reader works (valgrind: no leak) */
+        mcp_line_reader_free(second);
+
+        /* Another reader is unaffected, before and after the call. */
+        check_reader_intact(bystander);
+        st = call_reader(i, bystander, &m, &nread);
+        CHECK(st != MCP_STATUS_PANIC && st != MCP_STATUS_POISONED);
+        mcp_line_reader_free(bystander);
+
+        /* Disarmed: the same call on a fresh reader works. */
+        {
+            McpLineReader *fresh = loaded_reader();
+            McpMessage fm = sentinel_message();
+            size_t fresh_n = 99;
+            st = call_reader(i, fresh, &fm, &fresh_n);
+            if (!CHECK(st == READER_CALLS[i].healthy)) {
+                printf("    %s after disarming returned %ld (%s)\n", name, (long)st,
+                       status_name(st));
+            }
+            mcp_line_reader_free(fresh);
+        }
+    }
+}
+
+/* ---- the other entry points ---- */
+
+static void test_panic_in_new_gives_null(void)
+{
+    McpLineReader *r;
+    mcp_test_inject_panic("mcp_line_reader_new");
+    r = mcp_line_reader_new();
+    CHECK(r == NULL);
+    CHECK(mcp_line_reader_new() == NULL);
+    mcp_test_inject_panic(NULL);
+    r = mcp_line_reader_new();
+    CHECK(r != NULL);
+    CHECK_STATUS(FEED_LIT(r, "1\n"), MCP_STATUS_OK);
+    EXPECT_JSON(r, "1");
+    mcp_line_reader_free(r);
+}
+
+static void test_panic_in_buffered_len_gives_zero_and_does_not_poison(void)
+{
+    McpLineReader *r = loaded_reader();
+    mcp_test_inject_panic("mcp_line_reader_buffered_len");
+    CHECK(mcp_line_reader_buffered_len(r) == 0);
+    CHECK(mcp_line_reader_buffered_len(NULL) == 0);
+    /* buffered_len only reads: the reader stays usable, even while armed. */
+    EXPECT_JSON(r, "[1]");
+    mcp_test_inject_panic(NULL);
+    CHECK_BUFFERED(r, 2);
+    CHECK_STATUS(FEED_LIT(r, "]\n"), MCP_STATUS_OK);
+    EXPECT_JSON(r, "[2]");
+    mcp_line_reader_free(r);
+}
+
+static void test_panic_in_free_still_frees(void)
+{
+    /* The fault point comes after the memory is given back: valgrind sees no leak. */
+    McpLineReader *r = loaded_reader();
+    McpMessage m = sentinel_message();
+    CHECK_STATUS(mcp_line_reader_next_message(r, &m), MCP_STATUS_OK);
+    mcp_test_inject_panic("mcp_line_reader_free");
+    mcp_line_reader_free(r);
+    mcp_line_reader_free(NULL); /* no-op: never reaches the fault point */
+    mcp_test_inject_panic(NULL);
+    CHECK(1); /* still alive */
+
+    /* A poisoned reader freed with a panic in free: nothing leaks either. */
+    r = loaded_reader();
+    mcp_test_inject_panic("mcp_line_reader_finish");
+    CHECK_STATUS(mcp_line_reader_finish(r), MCP_STATUS_PANIC);
+    mcp_test_inject_panic("mcp_line_reader_free");
+    mcp_line_reader_free(r);
+    mcp_test_inject_panic(NULL);
+    CHECK(1);
+}
+
+static void test_panic_in_encode_leaves_out_untouched(void)
+{
+    McpBuffer buf = {NULL, 0};
+    McpBuffer untouched;
+    McpBuffer ok = {NULL, 0};
+    /* A distinctive value that must survive the call (never freed: not ours). */
+    untouched.data = (uint8_t *)&check_passed_count;
+    untouched.len = 4242;
+    buf = untouched;
+
+    mcp_test_inject_panic("mcp_encode");
+    CHECK_STATUS(mcp_encode(LIT_PTR("{\"a\": [1, 2]}"), LIT_LEN("{\"a\": [1, 2]}"), 0, &buf),
+                 MCP_STATUS_PANIC);
+    CHECK(buf.data == untouched.data && buf.len == untouched.len);
+    CHECK_STATUS(mcp_encode(LIT_PTR("[]"), 2, MCP_ENCODE_ASCII, &buf), MCP_STATUS_PANIC);
+    CHECK(buf.data == untouched.data && buf.len == untouched.len);
+    mcp_test_inject_panic(NULL);
+
+    CHECK_STATUS(mcp_encode(LIT_PTR("{\"a\": [1, 2]}"), LIT_LEN("{\"a\": [1, 2]}"), 0, &ok),
+                 MCP_STATUS_OK);
+    CHECK(ok.data != NULL && ok.len == LIT_LEN("{\"a\":[1,2]}\n") &&
+          memcmp(ok.data, "{\"a\":[1,2]}\n", ok.len) == 0);
+    mcp_buffer_free(&ok);
+}
+
+static void test_panic_in_buffer_free_still_frees(void)
+{
+    McpBuffer buf = {NULL, 0};
+    CHECK_STATUS(mcp_encode(LIT_PTR("[\"x\"]"), LIT_LEN("[\"x\"]"), 0, &buf), MCP_STATUS_OK);
+    CHECK(buf.data != NULL);
+    mcp_test_inject_panic("mcp_buffer_free");
+    mcp_buffer_free(&buf); /* frees, resets, then panics: caught */
+    CHECK(buf.data == NULL && buf.len == 0);
+    mcp_buffer_free(&buf); /* the empty buffer: panics again, caught, no double free */
+    CHECK(buf.data == NULL && buf.len == 0);
+    mcp_buffer_free(NULL); /* no-op before the fault point */
+    mcp_test_inject_panic(NULL);
+    mcp_buffer_free(&buf);
+    CHECK(buf.data == NULL && buf.len == 0);
+}
+
+static void test_panic_in_write_all_writes_nothing(void)
+{
+    int fds[2];
+    int blocked_before = sigpipe_blocked();
+    McpLineReader *r;
+    size_t n = 0;
+
+    make_pipe(fds);
+    set_nonblocking(fds[0]);
+
+    mcp_test_inject_panic("mcp_write_all");
+    CHECK_STATUS(mcp_write_all(fds[1], LIT_PTR("[1]\n"), 4), MCP_STATUS_PANIC);
+    CHECK_STATUS(mcp_write_all(fds[1], NULL, 0), MCP_STATUS_PANIC);
+    mcp_test_inject_panic(NULL);
+    CHECK(pipe_is_empty(fds[0]));
+    /* The thread's signal mask is as it was (SIGPIPE is only blocked inside a write). */
+    CHECK(sigpipe_blocked() == blocked_before);
+
+    CHECK_STATUS(mcp_write_all(fds[1], LIT_PTR("[1]\n"), 4), MCP_STATUS_OK);
+    r = NEW_READER();
+    CHECK_STATUS(mcp_line_reader_read_fd(r, fds[0], &n), MCP_STATUS_OK);
+    CHECK(n == 4);
+    EXPECT_JSON(r, "[1]");
+    mcp_line_reader_free(r);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+static void test_panic_in_read_fd_reads_nothing(void)
+{
+    /* Data waiting in the pipe is not consumed by the panicking call. */
+    int fds[2];
+    McpLineReader *r = NEW_READER();
+    McpLineReader *other = NEW_READER();
+    size_t n = 5;
+
+    make_pipe(fds);
+    set_nonblocking(fds[0]);
+    CHECK_STATUS(mcp_write_all(fds[1], LIT_PTR("{\"id\":1}\n"), 9), MCP_STATUS_OK);
+
+    mcp_test_inject_panic("mcp_line_reader_read_fd");
+    CHECK_STATUS(mcp_line_reader_read_fd(r, fds[0], &n), MCP_STATUS_PANIC);
+    mcp_test_inject_panic(NULL);
+    CHECK_STATUS(mcp_line_reader_read_fd(r, fds[0], &n), MCP_STATUS_POISONED);
+    CHECK(n == 0);
+
+    CHECK_STATUS(mcp_line_reader_read_fd(other, fds[0], &n), MCP_STATUS_OK);
+    CHECK(n == 9);
+    EXPECT_JSON(other, "{\"id\":1}");
+    close(fds[1]);
+    CHECK_STATUS(mcp_line_reader_read_fd(other, fds[0], &n), MCP_STATUS_END_OF_STREAM);
+
+    mcp_line_reader_free(r);
+    mcp_line_reader_free(other);
+    close(fds[0]);
+}
+
+/* ---- threads: an armed panic is per thread ---- */
+
+typedef struct {
+    McpLineReader *reader;
+    McpStatus armed_feed;
+    McpStatus after;
+} ThreadResult;
+
+static void *panicking_thread(void *arg)
+{
+    ThreadResult *res = (ThreadResult *)arg;
+    mcp_test_inject_panic("mcp_line_reader_feed");
+    res->armed_feed = FEED_LIT(res->reader, "[3]\n");
+    mcp_test_inject_panic(NULL);
+    res->after = FEED_LIT(res->reader, "[3]\n");
+    return NULL;
+}
+
+static void test_panic_on_another_thread(void)
+{
+    pthread_t t;
+    ThreadResult res;
+    McpLineReader *mine = loaded_reader();
+
+    res.reader = NEW_READER();
+    res.armed_feed = MCP_STATUS_OK;
+    res.after = MCP_STATUS_OK;
+    /* Armed on this thread: must not affect the other thread's calls, and vice versa. */
+    mcp_test_inject_panic("mcp_line_reader_next_message");
+    if (!CHECK(pthread_create(&t, NULL, panicking_thread, &res) == 0)) {
+        return;
+    }
+    CHECK(pthread_join(t, NULL) == 0);
+    mcp_test_inject_panic(NULL);
+    CHECK_STATUS(res.armed_feed, MCP_STATUS_PANIC);
+    CHECK_STATUS(res.after, MCP_STATUS_POISONED);
+    /* A reader poisoned on another thread is refused here too (readers may move). */
+    check_poisoned(res.reader, "mcp_line_reader_feed (other thread)");
+    mcp_line_reader_free(res.reader);
+    check_reader_intact(mine);
+    mcp_line_reader_free(mine);
+}
+
+static void test_status_strings_describe_panics(void)
+{
+    CHECK(strstr(mcp_status_str(MCP_STATUS_PANIC), "panic") != NULL);
+    CHECK(strstr(mcp_status_str(MCP_STATUS_POISONED), "unusable") != NULL);
+}
+
+int main(void)
+{
+    int fds[2];
+    make_pipe(fds);
+    set_nonblocking(fds[0]);
+    g_rd = fds[0];
+
+    test_panic_in_each_reader_call_poisons_only_that_reader();
+    test_panic_in_new_gives_null();
+    test_panic_in_buffered_len_gives_zero_and_does_not_poison();
+    test_panic_in_free_still_frees();
+    test_panic_in_encode_leaves_out_untouched();
+    test_panic_in_buffer_free_still_frees();
+    test_panic_in_write_all_writes_nothing();
+    test_panic_in_read_fd_reads_nothing();
+    test_panic_on_another_thread();
+    test_status_strings_describe_panics();
+
+    close(fds[0]);
+    close(fds[1]);
+    return check_summary();
+}
