@@ -27,8 +27,11 @@ const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 /// Lines above this size make the buffer give its memory back once consumed.
 const BIG_LINE: usize = 1 << 20;
 
-/// How much `read_from` (and the C `mcp_line_reader_read_fd`) reads at once.
+/// How much `read_from` (and the C `mcp_line_reader_read_fd`) reads at once, at most.
 pub(crate) const READ_CHUNK: usize = 64 << 10;
+
+/// The least `read_from` offers a source.
+const MIN_READ_OFFER: usize = 512;
 
 /// The capacity the buffer shrinks back to (at least) after a big line.
 const SMALL_CAPACITY: usize = 64 << 10;
@@ -66,6 +69,8 @@ pub struct LineReader {
     max_line_len: usize,
     skip_invalid: bool,
     jsonrpc: bool,
+    /// How many bytes `read_from` offers its source next (see there).
+    read_offer: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +123,7 @@ impl LineReader {
             max_line_len: DEFAULT_MAX_LINE_LEN,
             skip_invalid: false,
             jsonrpc: false,
+            read_offer: READ_CHUNK,
         }
     }
 
@@ -189,20 +195,36 @@ impl LineReader {
     /// into the buffer, as [`feed`](Self::feed) would take those bytes.
     /// Returns how many bytes were read: 0 means end of stream (then call
     /// [`finish`](Self::finish)). Errors are the source's, or `OutOfMemory`.
+    ///
+    /// Safe Rust must zero the bytes it lends to `source`; the size offered
+    /// follows what the source actually delivers (from 512 bytes up to
+    /// 64 KiB), so that zeroing costs about as much as the data read.
     pub fn read_from(&mut self, source: &mut impl std::io::Read) -> std::io::Result<usize> {
-        self.append_with(READ_CHUNK, |buf| {
-            let start = buf.len();
-            buf.resize(start + READ_CHUNK, 0);
-            let result = loop {
-                match source.read(&mut buf[start..]) {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    other => break other,
-                }
+        let offer = self.read_offer;
+        let result = self
+            .append_with(offer, |buf| {
+                let start = buf.len();
+                buf.resize(start + offer, 0);
+                let result = loop {
+                    match source.read(&mut buf[start..]) {
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        other => break other,
+                    }
+                };
+                buf.truncate(start + result.as_ref().map_or(0, |&n| n.min(offer)));
+                result
+            })
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::OutOfMemory, e))?;
+        if let Ok(n) = result {
+            self.read_offer = if n == offer {
+                (offer * 2).min(READ_CHUNK)
+            } else if n < offer / 4 {
+                (offer / 2).max(MIN_READ_OFFER)
+            } else {
+                offer
             };
-            buf.truncate(start + result.as_ref().map_or(0, |&n| n.min(READ_CHUNK)));
-            result
-        })
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::OutOfMemory, e))?
+        }
+        result
     }
 
     /// Makes room for `max` more bytes, lets `fill` append at most that many
