@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark: `bash bench/run.sh` (see bench/README.md).
+#
+# Builds mcp-stdio and every peer, installs what is missing (the first time), generates
+# the corpora, runs every (corpus, chunk size, runner) cell, counts instructions with
+# callgrind, and writes target/bench/results.{txt,md,png}. Exits 1 if a runner failed or
+# the runners disagree on the number of valid messages.
+#
+# Environment (defaults in brackets):
+#   BENCH_SIZE_MB   size of each corpus in MiB [64]
+#   BENCH_RUNS      timed runs per cell, best reported [3]
+#   BENCH_SLICE_MB  size of the slice fed in 1-byte chunks [1]
+#   BENCH_ENCODE_MB size of the mcp_encode inputs [16]
+#   BENCH_CHUNKS    chunk sizes in bytes ["65536 4096 1"]
+#   BENCH_CORPORA   ["small mixed large escape crlf"]
+#   BENCH_RUNNERS   ["mcp_stdio mcp_stdio+jsonrpc naive-rust python ts-sdk go simdjson-native simdjson-portable"]
+#   BENCH_SKIP_1B   runner:corpus cells not run in 1-byte chunks (quadratic peers, see
+#                   bench/README.md) ["python:large ts-sdk:large naive-rust:large"]
+#   BENCH_CALLGRIND 0 to skip the instruction counts [1]
+set -euo pipefail
+cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
+root="$PWD"
+
+size_mb="${BENCH_SIZE_MB:-64}"
+runs="${BENCH_RUNS:-3}"
+slice_mb="${BENCH_SLICE_MB:-1}"
+encode_mb="${BENCH_ENCODE_MB:-16}"
+chunks="${BENCH_CHUNKS:-65536 4096 1}"
+corpora="${BENCH_CORPORA:-small mixed large escape crlf}"
+runners="${BENCH_RUNNERS:-mcp_stdio mcp_stdio+jsonrpc naive-rust python ts-sdk go simdjson-native simdjson-portable}"
+skip_1b="${BENCH_SKIP_1B-python:large ts-sdk:large naive-rust:large}"
+do_callgrind="${BENCH_CALLGRIND:-1}"
+
+out="$root/target/bench"
+bin="$out/bin"
+corpus_dir="$root/target/bench-corpus"
+logs="$out/logs"
+results="$out/results.txt"
+mkdir -p "$bin" "$logs" "$out/callgrind"
+t_start=$SECONDS
+
+step() { printf '\n== %s\n' "$*"; }
+# timed NAME CMD...: runs CMD, records how long it took (the install/build times).
+setup_times=()
+timed() {
+    local name="$1" t0=$SECONDS
+    shift
+    "$@"
+    setup_times+=("$name: $((SECONDS - t0))s")
+}
+
+declare -A unavailable=() # runner -> why it cannot run here
+
+# apt_need PACKAGE: installs a missing Debian package when root, else explains.
+apt_updated=0
+apt_need() {
+    local pkg="$1"
+    dpkg -s "$pkg" >/dev/null 2>&1 && return 0
+    if [[ "$(id -u)" != 0 ]]; then
+        echo "!! $pkg is not installed and this is not root: run 'sudo apt-get install $pkg' (skipping what needs it)"
+        return 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    if [[ $apt_updated == 0 ]]; then
+        apt-get update -q >"$logs/apt-update.log" 2>&1 || { cat "$logs/apt-update.log"; return 1; }
+        apt_updated=1
+    fi
+    echo "installing $pkg with apt-get"
+    apt-get install -y -q --no-install-recommends "$pkg" >"$logs/apt-$pkg.log" 2>&1 || {
+        tail -n 20 "$logs/apt-$pkg.log"
+        return 1
+    }
+}
+
+# fingerprint DIR FILE...: what an install depends on (the pin files and a runtime version).
+fingerprint() {
+    local runtime="$1"
+    shift
+    { sha256sum "$@"; echo "$runtime"; } | sha256sum | cut -d' ' -f1
+}
+
+wants() { [[ " $runners " == *" $1 "* ]]; }
+
+# ---------------------------------------------------------------------------
+step "build: mcp-stdio (cargo build --release) and its C runner"
+build_ours() {
+    cargo build --release --quiet
+    gcc -O2 -g -std=c11 -Wall -Wextra -Iinclude bench/runners/mcp_stdio.c target/release/libmcp_stdio.a \
+        -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o "$bin/mcp_stdio_runner"
+}
+timed "cargo build --release + C runner" build_ours
+
+if wants naive-rust; then
+    step "build: naive Rust baseline (bench/runners/naive-rust, serde_json pinned)"
+    timed "naive-rust (cargo build --locked)" env CARGO_TARGET_DIR="$out/naive-rust" \
+        cargo build --release --locked --quiet --manifest-path bench/runners/naive-rust/Cargo.toml
+fi
+
+if wants go; then
+    step "build: Go runner (standard library only, GOPROXY=off)"
+    if command -v go >/dev/null || apt_need golang-go; then
+        timed "go build" bash -c "cd bench/runners/go && GOPROXY=off GOFLAGS=-mod=mod GO111MODULE=on \
+            GOCACHE='$out/go-cache' go build -o '$bin/go-runner' ."
+    else
+        unavailable[go]="Go is not installed"
+    fi
+fi
+
+if wants simdjson-native || wants simdjson-portable; then
+    step "build: simdjson line by line (libsimdjson-dev), with and without -march=native"
+    if apt_need libsimdjson-dev; then
+        build_simdjson() {
+            g++ -O3 -march=native -std=c++17 bench/runners/simdjson_lines.cpp -lsimdjson -o "$bin/simdjson-native"
+            g++ -O3 -std=c++17 bench/runners/simdjson_lines.cpp -lsimdjson -o "$bin/simdjson-portable"
+        }
+        timed "simdjson runners (g++ x2)" build_simdjson
+    else
+        unavailable[simdjson-native]="libsimdjson-dev is not installed"
+        unavailable[simdjson-portable]="libsimdjson-dev is not installed"
+    fi
+fi
+
+ts_deps="$out/ts-deps"
+if wants ts-sdk; then
+    step "install: @modelcontextprotocol/sdk (npm ci into target/bench/ts-deps)"
+    if command -v node >/dev/null && command -v npm >/dev/null; then
+        want="$(fingerprint "node $(node --version)" bench/runners/ts/package.json bench/runners/ts/package-lock.json)"
+        if [[ -f "$ts_deps/.installed" && "$(cat "$ts_deps/.installed")" == "$want" ]]; then
+            echo "up to date"
+        else
+            npm_install() {
+                rm -rf "$ts_deps"
+                mkdir -p "$ts_deps"
+                cp bench/runners/ts/package.json bench/runners/ts/package-lock.json "$ts_deps/"
+                # No install scripts: none of the pinned packages needs one.
+                (cd "$ts_deps" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+                echo "$want" >"$ts_deps/.installed"
+            }
+            timed "npm ci (@modelcontextprotocol/sdk)" npm_install
+        fi
+    else
+        unavailable[ts-sdk]="node/npm not found"
+    fi
+fi
+
+venv="$out/venv"
+report_python=python3
+step "install: matplotlib for the chart (pip into target/bench/venv)"
+want="$(fingerprint "$(python3 --version 2>&1)" bench/requirements.txt)"
+if [[ -f "$venv/.installed" && "$(cat "$venv/.installed")" == "$want" ]]; then
+    echo "up to date"
+    report_python="$venv/bin/python"
+else
+    pip_install() { # (called in an `if`, where set -e is off: hence the &&)
+        rm -rf "$venv" &&
+            python3 -m venv "$venv" &&
+            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+                --require-virtualenv --only-binary=:all: -r bench/requirements.txt &&
+            echo "$want" >"$venv/.installed"
+    }
+    if timed "pip install matplotlib (venv)" pip_install; then
+        report_python="$venv/bin/python"
+    else
+        echo "!! could not install matplotlib: the report will have no PNG chart"
+    fi
+fi
+
+if [[ "$do_callgrind" != 0 ]] && ! command -v valgrind >/dev/null; then
+    apt_need valgrind || do_callgrind=0
+fi
+
+# ---------------------------------------------------------------------------
+step "corpora: bench/corpus.py -> target/bench-corpus ($size_mb MiB each)"
+timed "corpus generation" python3 bench/corpus.py --out "$corpus_dir" --size-mb "$size_mb" \
+    --slice-mb "$slice_mb" --encode-mb "$encode_mb"
+
+# ---------------------------------------------------------------------------
+sdk_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/@modelcontextprotocol/sdk/package.json" 2>/dev/null | head -n 1)"
+zod_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/zod/package.json" 2>/dev/null | head -n 1)"
+serde_json_version="$(grep -A1 '^name = "serde_json"' bench/runners/naive-rust/Cargo.lock | sed -n 's/version = "\(.*\)"/\1/p')"
+{
+    echo "INFO date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "INFO machine=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+    echo "INFO load average at start=$(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine makes timings noisy)"
+    echo "INFO settings=BENCH_SIZE_MB=$size_mb BENCH_RUNS=$runs BENCH_SLICE_MB=$slice_mb BENCH_ENCODE_MB=$encode_mb"
+    echo "INFO mcp-stdio=$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet -- src 2>/dev/null || echo ' + uncommitted changes in src/'), $(rustc --version)"
+    echo "INFO C runner=$(gcc --version | head -n 1), -O2, static libmcp_stdio.a"
+    echo "INFO naive-rust=serde_json $serde_json_version"
+    echo "INFO python=$(python3 --version 2>&1)"
+    echo "INFO ts-sdk=@modelcontextprotocol/sdk ${sdk_version:-?} (zod ${zod_version:-?}), node $(node --version 2>/dev/null || echo '?')"
+    echo "INFO go=$(go version 2>/dev/null || echo '?')"
+    echo "INFO simdjson=libsimdjson-dev $(dpkg-query -W -f='${Version}' libsimdjson-dev 2>/dev/null || echo '?'), $(g++ --version | head -n 1)"
+} >"$results"
+
+run_cell() { # RUNNER CORPUS FILE CHUNK
+    local r="$1" c="$2" f="$3" n="$4"
+    case "$r" in
+    mcp_stdio) "$bin/mcp_stdio_runner" read "$r" "$c" "$f" "$n" "$runs" ;;
+    mcp_stdio+jsonrpc) "$bin/mcp_stdio_runner" read "$r" "$c" "$f" "$n" "$runs" jsonrpc ;;
+    naive-rust) "$out/naive-rust/release/naive-rust-runner" "$r" "$c" "$f" "$n" "$runs" ;;
+    python) python3 bench/runners/python_reference.py "$r" "$c" "$f" "$n" "$runs" ;;
+    ts-sdk) BENCH_TS_DEPS="$ts_deps" node bench/runners/ts/readbuffer.mjs "$r" "$c" "$f" "$n" "$runs" ;;
+    go) "$bin/go-runner" "$r" "$c" "$f" "$n" "$runs" ;;
+    simdjson-native | simdjson-portable) "$bin/$r" "$r" "$c" "$f" "$n" "$runs" ;;
+    *) echo "unknown runner $r" >&2; return 2 ;;
+    esac
+}
+
+skip_reason() { # RUNNER: why 1-byte chunks are not run on `large` (see bench/README.md)
+    case "$1" in
+    python) echo "quadratic: each 1-byte chunk is appended to the str buffer (a copy) and the whole pending line split again; at the 4 KiB rate scaled to 1-byte chunks, over 10 min per run" ;;
+    ts-sdk) echo "quadratic: each append is a Buffer.concat of the whole pending line and readMessage searches it from the start again; at the 4 KiB rate scaled to 1-byte chunks, several minutes per run" ;;
+    naive-rust) echo "quadratic: the pending line is searched from its start again for every chunk; about 20 s per run measured here, over 60 s for 3 runs" ;;
+    *) echo "listed in BENCH_SKIP_1B" ;;
+    esac
+}
+
+failed=0
+step "run: best of $runs run(s) per cell; corpora [$corpora], chunks [$chunks]"
+for c in $corpora; do
+    for n in $chunks; do
+        file="$corpus_dir/$c.ndjson"
+        [[ "$n" == 1 ]] && file="$corpus_dir/$c.slice.ndjson"
+        for r in $runners; do
+            if [[ -n "${unavailable[$r]:-}" ]]; then
+                continue
+            fi
+            if [[ "$n" == 1 && " $skip_1b " == *" $r:$c "* ]]; then
+                echo "SKIP runner=$r corpus=$c chunk=$n reason=$(skip_reason "$r")" >>"$results"
+                printf '%-7s %7s  %-18s skipped (see the report)\n' "$c" "$n" "$r"
+                continue
+            fi
+            log="$logs/$r.$c.$n.log"
+            t0=$SECONDS
+            if line="$(run_cell "$r" "$c" "$file" "$n" 2>"$log" | grep '^BENCH ')"; then
+                echo "$line" >>"$results"
+                echo "$line" | awk -v r="$r" -v c="$c" -v n="$n" -v t=$((SECONDS - t0)) '{
+                    for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+                    printf "%-7s %7s  %-18s %10.1f MB/s %12.0f msgs/s   (%ss)\n", c, n, r,
+                        f["bytes"] / f["seconds"] / 1e6, f["messages"] / f["seconds"], t }'
+            else
+                failed=1
+                echo "SKIP runner=$r corpus=$c chunk=$n reason=FAILED, see target/bench/logs/$(basename "$log")" >>"$results"
+                echo "!! $r on $c in $n-byte chunks FAILED:"
+                tail -n 5 "$log"
+            fi
+        done
+    done
+done
+for r in "${!unavailable[@]}"; do
+    echo "SKIP runner=$r corpus=all chunk=0 reason=not available here: ${unavailable[$r]}" >>"$results"
+done
+
+step "mcp_encode: compact and pretty-printed documents (${encode_mb} MiB of each)"
+for kind in compact pretty; do
+    if line="$("$bin/mcp_stdio_runner" encode mcp_encode "$kind" "$corpus_dir/encode-$kind.docs" "$runs" \
+        2>"$logs/mcp_encode.$kind.log")"; then
+        echo "$line" | tee -a "$results"
+    else
+        failed=1
+        echo "!! mcp_encode on $kind documents FAILED:"
+        tail -n 5 "$logs/mcp_encode.$kind.log"
+    fi
+done
+
+if [[ "$do_callgrind" != 0 ]]; then
+    step "callgrind: instructions per input byte (fixed workloads, independent of BENCH_SIZE_MB)"
+    callgrind() { # NAME FUNCTION BYTES_FILE ARGS...
+        local name="$1" fn="$2" bytes_file="$3"
+        shift 3
+        local outf="$out/callgrind/${name//[^A-Za-z0-9.+-]/_}.out"
+        local ir bytes
+        if ! valgrind --tool=callgrind --collect-atstart=no --toggle-collect="$fn" --callgrind-out-file="$outf" \
+            "$bin/mcp_stdio_runner" "$@" >/dev/null 2>"$logs/callgrind.log" ||
+            ! ir="$(sed -n 's/^summary: //p' "$outf")" || [[ -z "$ir" ]]; then
+            failed=1
+            echo "!! callgrind on '$name' FAILED:"
+            tail -n 5 "$logs/callgrind.log"
+            return 0
+        fi
+        if [[ "$bytes_file" == *.docs ]]; then
+            bytes=$(($(stat -c %s "$bytes_file") - $(tr -cd '\0' <"$bytes_file" | wc -c)))
+        else
+            bytes=$(stat -c %s "$bytes_file")
+        fi
+        echo "CALLGRIND bytes=$bytes ir=$ir workload=$name" | tee -a "$results"
+    }
+    t0=$SECONDS
+    callgrind "read mixed 4 MiB, 64 KiB chunks" one_read_pass "$corpus_dir/cg-mixed.ndjson" \
+        read cg cg "$corpus_dir/cg-mixed.ndjson" 65536 1
+    callgrind "read mixed 4 MiB, 4 KiB chunks" one_read_pass "$corpus_dir/cg-mixed.ndjson" \
+        read cg cg "$corpus_dir/cg-mixed.ndjson" 4096 1
+    callgrind "read small 1 MiB, 64 KiB chunks" one_read_pass "$corpus_dir/cg-small.ndjson" \
+        read cg cg "$corpus_dir/cg-small.ndjson" 65536 1
+    callgrind "read small 256 KiB, 1-byte chunks" one_read_pass "$corpus_dir/cg-small-256k.ndjson" \
+        read cg cg "$corpus_dir/cg-small-256k.ndjson" 1 1
+    callgrind "read+jsonrpc mixed 4 MiB, 64 KiB chunks" one_read_pass "$corpus_dir/cg-mixed.ndjson" \
+        read cg cg "$corpus_dir/cg-mixed.ndjson" 65536 1 jsonrpc
+    callgrind "mcp_encode 1 MiB of documents, compact" one_encode_pass "$corpus_dir/cg-encode-compact.docs" \
+        encode cg cg "$corpus_dir/cg-encode-compact.docs" 1
+    callgrind "mcp_encode the same documents, pretty-printed" one_encode_pass "$corpus_dir/cg-encode-pretty.docs" \
+        encode cg cg "$corpus_dir/cg-encode-pretty.docs" 1
+    setup_times+=("callgrind: $((SECONDS - t0))s")
+fi
+
+{
+    echo "INFO load average at end=$(cut -d' ' -f1-3 /proc/loadavg)"
+    joined="$(printf '%s; ' "${setup_times[@]}")"
+    echo "INFO setup and build times this run=${joined%; }"
+    echo "INFO total time=$((SECONDS - t_start))s"
+} >>"$results"
+
+step "report"
+report_status=0
+"$report_python" bench/report.py "$results" "$corpus_dir/manifest.json" "$out/results.md" "$out/results.png" ||
+    report_status=$?
+echo "raw results: target/bench/results.txt; logs: target/bench/logs/"
+if [[ $failed != 0 || $report_status != 0 ]]; then
+    echo "!! bench/run.sh: some runner failed or the counts disagree (see above)"
+    exit 1
+fi

@@ -1,0 +1,3 @@
+module mcpstdio.invalid/bench/go-runner
+
+go 1.19

@@ -1,0 +1,193 @@
+/*
+ * mcp-stdio through its C ABI, for bench/run.sh (linked with target/release/libmcp_stdio.a).
+ *
+ *   mcp_stdio_runner read   RUNNER CORPUS FILE CHUNK RUNS [jsonrpc]
+ *       Reads FILE into memory, then RUNS times: a new McpLineReader (flags 0, or
+ *       MCP_READER_JSONRPC with "jsonrpc"), feed FILE in CHUNK-byte pieces, draining
+ *       mcp_line_reader_next_message after each feed, finish, drain, free.
+ *       Messages = MCP_MESSAGE_JSON items (with an rpc kind when classifying);
+ *       errors = every other item.
+ *   mcp_stdio_runner encode RUNNER CORPUS FILE RUNS
+ *       FILE holds NUL-separated JSON documents; RUNS times: mcp_encode each one
+ *       (flags 0) and mcp_buffer_free the result. Bytes = input bytes.
+ *
+ * Prints one line:
+ *   BENCH runner=.. corpus=.. chunk=.. bytes=.. messages=.. errors=.. seconds=<best>
+ *         median=<median> runs=.. checksum=..
+ * The checksum (sum of item lengths and kinds) keeps the work observable.
+ *
+ * One pass is the function one_read_pass / one_encode_pass, never inlined, so that
+ * `valgrind --tool=callgrind --collect-atstart=no --toggle-collect=one_read_pass`
+ * counts the instructions of exactly that work (bench/run.sh does, with RUNS=1).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mcp_stdio.h"
+
+struct counts {
+    uint64_t messages;
+    uint64_t errors;
+    uint64_t checksum;
+};
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "mcp_stdio_runner: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    exit(2);
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot open", path);
+    if (fseek(f, 0, SEEK_END) != 0) die("cannot seek", path);
+    long size = ftell(f);
+    if (size < 0) die("cannot tell", path);
+    rewind(f);
+    uint8_t *data = malloc(size ? (size_t)size : 1);
+    if (!data) die("out of memory reading", path);
+    if (fread(data, 1, (size_t)size, f) != (size_t)size) die("short read", path);
+    fclose(f);
+    *len = (size_t)size;
+    return data;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void drain(McpLineReader *reader, int jsonrpc, struct counts *c)
+{
+    McpMessage m;
+    McpStatus st;
+    while ((st = mcp_line_reader_next_message(reader, &m)) == MCP_STATUS_OK) {
+        if (m.kind == MCP_MESSAGE_JSON && (!jsonrpc || m.rpc_kind != MCP_RPC_NONE))
+            c->messages++;
+        else
+            c->errors++;
+        c->checksum += m.len + (uint64_t)m.kind * 7 + (uint64_t)m.rpc_kind;
+    }
+    if (st != MCP_STATUS_NO_MESSAGE) die("next_message failed", mcp_status_str(st));
+}
+
+__attribute__((noinline)) void one_read_pass(const uint8_t *data, size_t len, size_t chunk, int jsonrpc,
+                                             struct counts *c)
+{
+    McpLineReader *reader = mcp_line_reader_new();
+    if (!reader) die("mcp_line_reader_new failed", NULL);
+    if (jsonrpc && mcp_line_reader_set_flags(reader, MCP_READER_JSONRPC) != MCP_STATUS_OK)
+        die("set_flags failed", NULL);
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        McpStatus st = mcp_line_reader_feed(reader, data + off, n);
+        if (st != MCP_STATUS_OK) die("feed failed", mcp_status_str(st));
+        drain(reader, jsonrpc, c);
+    }
+    if (mcp_line_reader_finish(reader) != MCP_STATUS_OK) die("finish failed", NULL);
+    drain(reader, jsonrpc, c);
+    mcp_line_reader_free(reader);
+}
+
+struct doc {
+    const uint8_t *data;
+    size_t len;
+};
+
+__attribute__((noinline)) void one_encode_pass(const struct doc *docs, size_t ndocs, struct counts *c)
+{
+    for (size_t i = 0; i < ndocs; i++) {
+        McpBuffer out = {NULL, 0};
+        McpStatus st = mcp_encode(docs[i].data, docs[i].len, 0, &out);
+        if (st == MCP_STATUS_OK) {
+            c->messages++;
+            c->checksum += out.len + out.data[out.len / 2];
+            mcp_buffer_free(&out);
+        } else {
+            c->errors++;
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t parse_size(const char *s, const char *what)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v == 0) die("not a positive number", what);
+    return (size_t)v;
+}
+
+int main(int argc, char **argv)
+{
+    int is_read = argc >= 7 && strcmp(argv[1], "read") == 0;
+    int is_encode = argc == 6 && strcmp(argv[1], "encode") == 0;
+    if (!is_read && !is_encode) {
+        fprintf(stderr,
+                "usage: %s read RUNNER CORPUS FILE CHUNK RUNS [jsonrpc]\n"
+                "       %s encode RUNNER CORPUS FILE RUNS\n",
+                argv[0], argv[0]);
+        return 2;
+    }
+    const char *runner = argv[2], *corpus = argv[3], *path = argv[4];
+    size_t chunk = is_read ? parse_size(argv[5], "CHUNK") : 0;
+    size_t runs = parse_size(argv[is_read ? 6 : 5], "RUNS");
+    int jsonrpc = is_read && argc > 7 && strcmp(argv[7], "jsonrpc") == 0;
+
+    size_t len;
+    uint8_t *data = read_file(path, &len);
+
+    struct doc *docs = NULL;
+    size_t ndocs = 0, doc_bytes = 0;
+    if (is_encode) {
+        size_t cap = 1024;
+        docs = malloc(cap * sizeof *docs);
+        for (size_t start = 0, i = 0; i < len; i++) {
+            if (data[i] != 0) continue;
+            if (ndocs == cap) docs = realloc(docs, (cap *= 2) * sizeof *docs);
+            if (!docs) die("out of memory", NULL);
+            docs[ndocs].data = data + start;
+            docs[ndocs].len = i - start;
+            doc_bytes += i - start;
+            ndocs++;
+            start = i + 1;
+        }
+    }
+
+    double *times = malloc(runs * sizeof *times);
+    struct counts first = {0, 0, 0};
+    for (size_t r = 0; r < runs; r++) {
+        struct counts c = {0, 0, 0};
+        double t0 = now();
+        if (is_read)
+            one_read_pass(data, len, chunk, jsonrpc, &c);
+        else
+            one_encode_pass(docs, ndocs, &c);
+        times[r] = now() - t0;
+        if (r == 0)
+            first = c;
+        else if (c.messages != first.messages || c.checksum != first.checksum)
+            die("runs disagree", NULL);
+    }
+    qsort(times, runs, sizeof *times, cmp_double);
+    printf("BENCH runner=%s corpus=%s chunk=%zu bytes=%zu messages=%llu errors=%llu seconds=%.9f median=%.9f "
+           "runs=%zu checksum=%llu\n",
+           runner, corpus, chunk, is_read ? len : doc_bytes, (unsigned long long)first.messages,
+           (unsigned long long)first.errors, times[0], times[runs / 2], runs, (unsigned long long)first.checksum);
+    free(times);
+    free(docs);
+    free(data);
+    return 0;
+}
