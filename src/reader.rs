@@ -281,6 +281,9 @@ impl LineReader {
     /// completes a line. A message's bytes are the line as received, trimmed.
     pub fn next_message(&mut self) -> Option<Message<'_>> {
         self.reclaim();
+        if self.pos == self.tail && self.events.is_empty() {
+            return None; // no complete line: the common case with small chunks
+        }
         loop {
             let (start, end) = match self.next_line() {
                 Framed::Line(start, end) => (start, end),
@@ -402,7 +405,13 @@ impl LineReader {
             // A huge chunk (of any lines): give its memory back once it is consumed.
             self.shrink_pending = true;
         }
-        let partial_start = match memrchr(b'\n', &self.buf[start..]) {
+        let appended = &self.buf[start..];
+        let last_newline = if appended.len() < 16 {
+            appended.iter().rposition(|&b| b == b'\n') // cheaper than a call for a few bytes
+        } else {
+            memrchr(b'\n', appended)
+        };
+        let partial_start = match last_newline {
             Some(k) => start + k + 1,
             None => self.tail,
         };
@@ -426,7 +435,15 @@ impl LineReader {
     /// gives memory back after a big line, and moves the unconsumed bytes to
     /// the front when that costs no more than the bytes consumed (so the
     /// total work stays linear in the bytes fed).
+    #[inline]
     fn reclaim(&mut self) {
+        if self.pos == 0 && !self.shrink_pending {
+            return; // nothing consumed, nothing to give back: the common case
+        }
+        self.reclaim_slow();
+    }
+
+    fn reclaim_slow(&mut self) {
         let held = self.buf.len() - self.pos;
         if self.shrink_pending && held < BIG_LINE {
             self.shrink_pending = false;
