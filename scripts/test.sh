@@ -6,6 +6,10 @@
 #               helpers, and (tests/c_abi.rs) the C and C++ tests against the
 #               shared and the static library, under valgrind and ASan+UBSan,
 #               the header as C99/C11/C++11, exported symbols, SONAME
+#   stress      release: the hostile-input catalogue and the stress tests (1 GiB
+#               unterminated line, 10,000 readers, 8 threads, a 300 MB soak)
+#   miri        the FFI layer under Miri (Stacked and Tree Borrows)
+#   tsan        the threads stress test under ThreadSanitizer (nightly)
 #   demo        the C host and C server on the library, over pipes
 #   swift       the Swift module map, imported with clang -fmodules
 #   packaging   install into a prefix; consumers via pkg-config (shared and
@@ -14,6 +18,10 @@
 #   go          the Go binding: go vet, go test -race
 #   e2e         real MCP peers (npm and PyPI packages, pinned) against our
 #               host and our server
+#   fuzz        every cargo-fuzz target for 60 s (nightly; FUZZ_SECONDS=N)
+#   bench_smoke the side-by-side benchmark on tiny corpora: it still builds,
+#               runs and every runner counts the same messages (no timing
+#               is judged: the real run is `bash bench/run.sh`)
 #
 # Needs what .ci/run installs. `scripts/test.sh STEP...` runs only those steps.
 set -uo pipefail
@@ -25,6 +33,12 @@ lint() {
         cargo clippy --all-targets --features panic-injection -- -D warnings
 }
 rust() { cargo test; }
+stress() { cargo test --release --test hostile --test 'stress_*' -- --nocapture; }
+miri() { bash scripts/miri.sh; }
+tsan() {
+    RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan \
+        cargo +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu --test stress_threads
+}
 demo() { bash scripts/demo.sh; }
 swift() { bash bindings/swift/test.sh; }
 packaging() { bash tests/packaging/run.sh; }
@@ -35,8 +49,12 @@ cpp() {
 }
 go_binding() { bash bindings/go/test.sh; }
 e2e() { bash tests/e2e/run.sh; }
+fuzz() { bash fuzz/run.sh "${FUZZ_SECONDS:-60}"; }
+bench_smoke() {
+    BENCH_SIZE_MB=1 BENCH_RUNS=1 BENCH_SLICE_MB=0.25 BENCH_ENCODE_MB=1 bash bench/run.sh
+}
 
-all=(lint rust demo swift packaging cpp go_binding e2e)
+all=(lint rust stress miri tsan demo swift packaging cpp go_binding e2e fuzz bench_smoke)
 steps=("${@:-${all[@]}}")
 passed=0
 failed=()
