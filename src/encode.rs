@@ -3,7 +3,7 @@
 use memchr::{memchr, memchr3, memmem};
 
 use crate::error::Error;
-use crate::json::{is_json_text, is_whitespace, next_quote_or_backslash, next_special};
+use crate::json::{is_whitespace, next_quote_or_backslash, next_special, trimmed_bounds, validate};
 
 /// How [`encode_into`] writes strings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,9 +38,7 @@ pub fn encode_ascii(json: &[u8]) -> Result<Vec<u8>, Error> {
 /// Encodes `json` and appends the line to `out` (which keeps its capacity
 /// across calls). On error `out` is left as it was.
 pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Result<(), Error> {
-    if !is_json_text(json) {
-        return Err(Error::InvalidJson);
-    }
+    let valid = validate(json).ok_or(Error::InvalidJson)?;
     let start = out.len();
     out.try_reserve(json.len() + 1)
         .map_err(|_| Error::OutOfMemory)?;
@@ -51,6 +49,13 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
     } else {
         Strings::AsIs
     };
+    if valid.compact && strings == Strings::AsIs {
+        // Nothing to change but the whitespace around the value.
+        let (from, to) = trimmed_bounds(json);
+        out.extend_from_slice(&json[from..to]);
+        out.push(b'\n');
+        return Ok(());
+    }
     let written = Minifier {
         s: json,
         out,

@@ -11,7 +11,7 @@ mod validate;
 
 pub(crate) use cursor::Cursor;
 pub(crate) use string::{next_quote_or_backslash, next_special, skip_string, unescape_short};
-pub(crate) use validate::is_json_text;
+pub(crate) use validate::{is_json_text, validate};
 
 /// JSON's insignificant whitespace: space, tab, line feed, carriage return. Nothing else.
 #[inline]

@@ -10,11 +10,23 @@ use super::string::{has_control_byte, scan_string};
 /// surrogate escapes are valid; nesting depth is not limited (the stack of
 /// open containers costs one bit per level, on the heap past 64 levels).
 pub(crate) fn is_json_text(text: &[u8]) -> bool {
+    validate(text).is_some()
+}
+
+/// What validation learned about a valid text.
+pub(crate) struct Valid {
+    /// No whitespace between its tokens (around the value does not count):
+    /// minifying it changes nothing.
+    pub(crate) compact: bool,
+}
+
+/// [`is_json_text`], telling also whether the text is already compact.
+pub(crate) fn validate(text: &[u8]) -> Option<Valid> {
     // UTF-8 first, for the whole text at once: then strings only need to
     // look for quotes, backslashes and control characters, and any non-ASCII
     // byte outside a string is a grammar error anyway.
     if simdutf8::basic::from_utf8(text).is_err() {
-        return false;
+        return None;
     }
     // Most lines hold no byte below 0x20 at all (no tab, no CR): then strings
     // cannot hold a raw control character, and only quotes and backslashes
@@ -26,19 +38,30 @@ pub(crate) fn is_json_text(text: &[u8]) -> bool {
     }
 }
 
-fn whole_text<const NO_CONTROL: bool>(text: &[u8]) -> bool {
+fn whole_text<const NO_CONTROL: bool>(text: &[u8]) -> Option<Valid> {
     let mut v = Cursor::new(text);
+    let mut gaps = false;
     v.skip_whitespace();
-    v.value::<NO_CONTROL>() && {
+    let valid = v.value::<NO_CONTROL>(&mut gaps) && {
         v.skip_whitespace();
         v.i == text.len()
-    }
+    };
+    valid.then_some(Valid { compact: !gaps })
 }
 
 /// The validator's steps.
 impl Cursor<'_> {
+    /// Skips whitespace between tokens, noting that there was some.
+    #[inline]
+    fn gap(&mut self, gaps: &mut bool) {
+        if super::is_whitespace(self.peek()) {
+            *gaps = true;
+            self.skip_whitespace();
+        }
+    }
+
     /// One value at the cursor (whitespace already skipped), containers included.
-    fn value<const NO_CONTROL: bool>(&mut self) -> bool {
+    fn value<const NO_CONTROL: bool>(&mut self, gaps: &mut bool) -> bool {
         let mut open = Nesting::new();
         loop {
             // A value starts here. Containers that are not empty push a level
@@ -46,12 +69,12 @@ impl Cursor<'_> {
             match self.peek() {
                 b'{' => {
                     self.i += 1;
-                    self.skip_whitespace();
+                    self.gap(gaps);
                     if self.peek() == b'}' {
                         self.i += 1;
                     } else {
                         open.push(true);
-                        if !self.member_name::<NO_CONTROL>() {
+                        if !self.member_name::<NO_CONTROL>(gaps) {
                             return false;
                         }
                         continue;
@@ -59,7 +82,7 @@ impl Cursor<'_> {
                 }
                 b'[' => {
                     self.i += 1;
-                    self.skip_whitespace();
+                    self.gap(gaps);
                     if self.peek() == b']' {
                         self.i += 1;
                     } else {
@@ -98,12 +121,12 @@ impl Cursor<'_> {
                 if open.depth() == 0 {
                     return true;
                 }
-                self.skip_whitespace();
+                self.gap(gaps);
                 match self.peek() {
                     b',' => {
                         self.i += 1;
-                        self.skip_whitespace();
-                        if open.in_object() && !self.member_name::<NO_CONTROL>() {
+                        self.gap(gaps);
+                        if open.in_object() && !self.member_name::<NO_CONTROL>(gaps) {
                             return false;
                         }
                         break;
@@ -123,7 +146,7 @@ impl Cursor<'_> {
     }
 
     /// `"name" :` and the whitespace after it, leaving the cursor on the value.
-    fn member_name<const NO_CONTROL: bool>(&mut self) -> bool {
+    fn member_name<const NO_CONTROL: bool>(&mut self, gaps: &mut bool) -> bool {
         if self.peek() != b'"' {
             return false;
         }
@@ -131,12 +154,12 @@ impl Cursor<'_> {
             Some(end) => self.i = end,
             None => return false,
         }
-        self.skip_whitespace();
+        self.gap(gaps);
         if self.peek() != b':' {
             return false;
         }
         self.i += 1;
-        self.skip_whitespace();
+        self.gap(gaps);
         true
     }
 
