@@ -71,18 +71,22 @@ pub(crate) fn scan_string<const NO_CONTROL: bool>(s: &[u8], i: usize) -> Option<
     }
 }
 
-/// The index of the next `"` or `\\` at or after `i`, or `s.len()`: one word
-/// inline (most member names and short values end there), then memchr2.
+/// The index of the next `"` or `\\` at or after `i`, or `s.len()`: up to
+/// four words inline (most member names and values end there: a call
+/// costs more than a short string), then memchr2 for long runs.
 #[inline(always)]
-pub(crate) fn next_quote_or_backslash(s: &[u8], i: usize) -> usize {
-    if let Some(chunk) = s.get(i..i + 8) {
+pub(crate) fn next_quote_or_backslash(s: &[u8], mut i: usize) -> usize {
+    for _ in 0..4 {
+        let Some(chunk) = s.get(i..i + 8) else {
+            return memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k);
+        };
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         let mask = special_bytes::<false>(u64::from_le_bytes(word));
         if mask != 0 {
             return i + (mask.trailing_zeros() / 8) as usize;
         }
-        return memchr2(b'"', b'\\', &s[i + 8..]).map_or(s.len(), |k| i + 8 + k);
+        i += 8;
     }
     memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k)
 }

@@ -4,6 +4,9 @@ use super::cursor::Cursor;
 use super::nesting::Nesting;
 use super::string::{has_control_byte, scan_string};
 
+/// From this length on, a text is first checked for control bytes (see `validate`).
+const LONG_TEXT: usize = 512;
+
 /// True when `text` is exactly one JSON text (RFC 8259) in valid UTF-8,
 /// optionally surrounded by JSON whitespace: what Python's `json.loads`
 /// accepts, minus `NaN` and `±Infinity`. Numbers of any size and lone
@@ -30,11 +33,12 @@ pub(crate) fn validate(text: &[u8]) -> Option<Valid> {
     }
     // Most lines hold no byte below 0x20 at all (no tab, no CR): then strings
     // cannot hold a raw control character, and only quotes and backslashes
-    // need finding in them.
-    if has_control_byte(text) {
-        whole_text::<false>(text)
-    } else {
+    // need finding in them, with SIMD for long runs. Short texts are not
+    // worth the extra pass: their strings are short anyway.
+    if text.len() >= LONG_TEXT && !has_control_byte(text) {
         whole_text::<true>(text)
+    } else {
+        whole_text::<false>(text)
     }
 }
 
