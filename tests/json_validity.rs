@@ -215,3 +215,36 @@ fn every_prefix_of_a_valid_text_is_invalid_and_the_whole_valid() {
         }
     }
 }
+
+#[test]
+fn long_texts_take_the_same_rules() {
+    // From 512 bytes on, strings are scanned another way: same verdicts.
+    let pad = "x".repeat(600);
+    assert!(is_message(
+        format!("{{\"a\":\"{pad}\",\"b\":[1,\"{pad}\\n\\\"\"]}}").as_bytes()
+    ));
+    assert!(
+        is_message(format!("{{\"a\":\t\"{pad}\"}}").as_bytes()),
+        "tab between tokens"
+    );
+    assert!(
+        !is_message(format!("{{\"a\":\"{pad}\t\"}}").as_bytes()),
+        "raw tab in a string"
+    );
+    assert!(
+        !is_message(format!("{{\"a\":\"{pad}\u{1}\"}}").as_bytes()),
+        "control in a string"
+    );
+    assert!(
+        !is_message(format!("{{\"a\":\"{pad}").as_bytes()),
+        "unterminated string"
+    );
+    assert!(
+        !is_message(format!("{{\"a\":\"{pad}\\x\"}}").as_bytes()),
+        "bad escape"
+    );
+    assert!(
+        !is_message(format!("{{\"a\":\"{pad}\\").as_bytes()),
+        "escape at the end"
+    );
+}
