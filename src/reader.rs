@@ -255,15 +255,18 @@ impl LineReader {
     /// stays usable; what is fed next starts a new line.
     pub fn finish(&mut self) -> Result<(), Error> {
         self.events.try_reserve(2).map_err(|_| Error::OutOfMemory)?;
-        if let Bom::Matching(seen) = self.bom {
+        match self.bom {
             // What looked like the start of a BOM is data.
-            self.buf.try_reserve(seen).map_err(|_| Error::OutOfMemory)?;
-            self.bom = Bom::Settled;
-            let start = self.buf.len();
-            self.buf.extend_from_slice(&BOM[..seen]);
-            if seen > 0 {
+            Bom::Matching(seen) if seen > 0 => {
+                self.buf.try_reserve(seen).map_err(|_| Error::OutOfMemory)?;
+                self.bom = Bom::Settled;
+                let start = self.buf.len();
+                self.buf.extend_from_slice(&BOM[..seen]);
                 self.frame_appended(start);
             }
+            // Nothing received yet: the first three bytes ever received may
+            // still be a BOM, after this finish too.
+            _ => {}
         }
         if self.dropping {
             self.dropping = false;

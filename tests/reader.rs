@@ -148,6 +148,25 @@ fn a_final_line_without_newline_waits_for_finish() {
 }
 
 #[test]
+fn a_bom_is_skipped_after_a_finish_that_came_before_any_byte() {
+    // "The very first three bytes the reader ever receives."
+    let mut r = LineReader::new();
+    r.feed(b"").unwrap();
+    r.finish().unwrap();
+    r.feed(b"\xEF\xBB\xBF{}\n").unwrap();
+    assert_eq!(drain(&mut r), [json("{}")]);
+    // Once a byte has been received, it is data.
+    let mut r = LineReader::new();
+    r.feed(b"\xEF").unwrap();
+    r.finish().unwrap();
+    r.feed(b"\xEF\xBB\xBF{}\n").unwrap();
+    assert_eq!(
+        drain(&mut r),
+        [parse_error(b"\xEF"), parse_error(b"\xEF\xBB\xBF{}")]
+    );
+}
+
+#[test]
 fn finish_before_taking_keeps_lines_apart() {
     let mut r = LineReader::new();
     r.feed(b"1").unwrap();
