@@ -8,6 +8,9 @@
 //! `HOSTILE_CASE=NAME` (or a comma-separated list) runs only those cases;
 //! `--nocapture` shows how many runs each case had and how long it took.
 
+mod common;
+
+use common::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs;
@@ -729,30 +732,6 @@ fn compare(case: &Case, got: &[Got]) -> Result<(), String> {
 // ---------------------------------------------------------------------------
 // Chunkings.
 
-/// SplitMix64: deterministic, seeded per case and run.
-struct Rng(u64);
-
-impl Rng {
-    fn new(name: &str, run: u64) -> Rng {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in name.bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
-        Rng(h ^ run.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Inputs up to this size are cut at every point (less in debug builds, which are ~20x slower).
 const SMALL: usize = if cfg!(debug_assertions) { 1024 } else { 4096 };
 /// Inputs up to this size are cut at every pair of points.
@@ -842,7 +821,7 @@ fn plans(case: &Case) -> Vec<Plan> {
     }
     let runs = (RANDOM_BYTES / len.max(1)).clamp(MIN_RANDOM_RUNS, RANDOM_RUNS);
     for run in 0..runs as u64 {
-        let mut rng = Rng::new(&case.name, run);
+        let mut rng = Rng::named(&case.name, run);
         let cuts = random_cuts(len, &mut rng);
         plans.push(Plan {
             label: format!("random chunking #{run} ({} feeds)", cuts.len() + 1),

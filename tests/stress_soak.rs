@@ -10,6 +10,9 @@
 //! Prints the throughput (`--nocapture`).
 #![cfg(unix)]
 
+mod common;
+
+use common::Rng;
 use std::ffi::c_int;
 use std::ptr;
 use std::thread;
@@ -17,26 +20,6 @@ use std::time::Instant;
 
 use mcp_stdio::ffi::*;
 use McpStatus::*;
-
-/// SplitMix64: the traffic is the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// True with probability `per_mille`/1000.
-    fn chance(&mut self, per_mille: usize) -> bool {
-        self.below(1000) < per_mille
-    }
-}
 
 /// What both ends account for.
 #[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
