@@ -18,13 +18,22 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+// The safe core: the compiler refuses `unsafe` in it.
+#[forbid(unsafe_code)]
 mod encode;
+#[forbid(unsafe_code)]
 mod error;
-pub mod ffi;
+#[forbid(unsafe_code)]
 mod json;
+#[forbid(unsafe_code)]
 mod jsonrpc;
+#[forbid(unsafe_code)]
 mod message;
+#[forbid(unsafe_code)]
 mod reader;
+
+// The C boundary: every `unsafe` of the crate.
+pub mod ffi;
 
 pub use encode::{encode, encode_ascii, encode_into, EncodeOptions};
 pub use error::Error;
