@@ -8,8 +8,6 @@ use std::fmt;
 pub enum Error {
     /// The input is not exactly one JSON text in valid UTF-8 (or it is empty).
     InvalidJson,
-    /// An argument is out of its documented range (a line limit of 0, unknown flag bits).
-    InvalidArgument,
     /// Memory for the data could not be allocated; nothing was changed.
     OutOfMemory,
 }
@@ -18,7 +16,6 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Error::InvalidJson => "input is not one JSON text in valid UTF-8",
-            Error::InvalidArgument => "invalid argument",
             Error::OutOfMemory => "out of memory",
         })
     }

@@ -46,7 +46,6 @@ impl From<Error> for McpStatus {
     fn from(e: Error) -> Self {
         match e {
             Error::InvalidJson => McpStatus::MCP_STATUS_INVALID_JSON,
-            Error::InvalidArgument => McpStatus::MCP_STATUS_INVALID_ARGUMENT,
             Error::OutOfMemory => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
         }
     }
