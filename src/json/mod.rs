@@ -4,6 +4,7 @@
 //! Nothing here allocates per value or recurses: nesting depth is bounded only
 //! by the input's length, and the stack never grows with it.
 
+mod block;
 mod cursor;
 mod nesting;
 mod string;

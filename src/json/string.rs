@@ -3,6 +3,8 @@
 
 use memchr::memchr2;
 
+use super::block::{string_specials_at, BLOCK};
+
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
@@ -48,27 +50,107 @@ pub(crate) fn next_special<const NON_ASCII: bool>(s: &[u8], mut i: usize) -> usi
     i
 }
 
-/// Checks the string that opens at `s[i] == b'"'` in a text whose UTF-8 is
-/// already known to be valid: escapes, and no raw control characters.
-/// Returns the index just past its closing quote, or `None` if invalid.
+/// Checks the string that opens at `s[i] == b'"'`: escapes, no raw control
+/// characters and, when `UTF8`, strict UTF-8 (otherwise the caller has
+/// checked the whole text already). Returns the index just past its closing
+/// quote, or `None` if invalid.
 ///
-/// `NO_CONTROL`: the whole text is known to hold no byte below 0x20, so
-/// only quotes and backslashes matter, and long runs are searched with SIMD.
+/// Sixteen bytes are classified at once ([`string_specials_at`]); every
+/// special byte of a block is then handled from its bitmask, so a string
+/// dense with escapes or non-ASCII characters costs a few instructions per
+/// escape, not a new search.
 #[inline]
-pub(crate) fn scan_string<const NO_CONTROL: bool>(s: &[u8], i: usize) -> Option<usize> {
-    let mut i = i + 1;
+pub(crate) fn scan_string<const UTF8: bool>(s: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
     loop {
-        i = if NO_CONTROL {
-            next_quote_or_backslash(s, i)
-        } else {
-            next_special::<false>(s, i)
-        };
-        match *s.get(i)? {
-            b'"' => return Some(i + 1),
-            b'\\' => i = escape_end(s, i)?,
-            _ => return None, // a raw control character
+        let (mut mask, covered) = string_specials_at::<UTF8>(s, j);
+        loop {
+            if mask == 0 {
+                if covered < BLOCK {
+                    return None; // the text ends inside the string
+                }
+                j += BLOCK;
+                break;
+            }
+            let k = j + mask.trailing_zeros() as usize;
+            let next = match s[k] {
+                b'"' => return Some(k + 1),
+                b'\\' => escape_end(s, k)?,
+                b if UTF8 && b >= 0x80 => utf8_end(s, k)?,
+                _ => return None, // a raw control character
+            };
+            let used = next - j;
+            if used >= BLOCK {
+                j = next;
+                break;
+            }
+            mask &= u32::MAX << used;
         }
     }
+}
+
+/// The byte after a backslash: 2 for a one-character escape, 6 for `u`
+/// (four hex digits follow), 0 for anything else (invalid).
+static ESCAPE_LEN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let simple = b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < simple.len() {
+        t[simple[k] as usize] = 2;
+        k += 1;
+    }
+    t[b'u' as usize] = 6;
+    t
+};
+
+/// True for the ASCII hex digits.
+static IS_HEX: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_hexdigit();
+        b += 1;
+    }
+    t
+};
+
+/// `s[i]` is a backslash: the index past its escape sequence, if valid.
+#[inline(always)]
+fn escape_end(s: &[u8], i: usize) -> Option<usize> {
+    match ESCAPE_LEN[usize::from(*s.get(i + 1)?)] {
+        2 => Some(i + 2),
+        6 => {
+            // Any code unit is accepted, lone surrogates included (as Python and JS do).
+            let hex = s.get(i + 2..i + 6)?;
+            (IS_HEX[usize::from(hex[0])]
+                & IS_HEX[usize::from(hex[1])]
+                & IS_HEX[usize::from(hex[2])]
+                & IS_HEX[usize::from(hex[3])])
+            .then_some(i + 6)
+        }
+        _ => None,
+    }
+}
+
+/// `s[i]` is a non-ASCII byte: the index past the UTF-8 sequence it starts,
+/// if that is well formed (Unicode table 3-7: no overlong forms, no
+/// surrogates, nothing above U+10FFFF).
+#[inline]
+fn utf8_end(s: &[u8], i: usize) -> Option<usize> {
+    let at = |k: usize| s.get(i + k).copied().unwrap_or(0);
+    let cont = |k: usize| at(k) & 0xC0 == 0x80;
+    let (second, len) = match s[i] {
+        0xC2..=0xDF => (0x80..=0xBF, 2),
+        0xE0 => (0xA0..=0xBF, 3),
+        0xE1..=0xEC | 0xEE..=0xEF => (0x80..=0xBF, 3),
+        0xED => (0x80..=0x9F, 3),
+        0xF0 => (0x90..=0xBF, 4),
+        0xF1..=0xF3 => (0x80..=0xBF, 4),
+        0xF4 => (0x80..=0x8F, 4),
+        _ => return None,
+    };
+    let ok = second.contains(&at(1)) && (len < 3 || cont(2)) && (len < 4 || cont(3));
+    ok.then_some(i + len)
 }
 
 /// The index of the next `"` or `\\` at or after `i`, or `s.len()`: up to
@@ -89,34 +171,6 @@ pub(crate) fn next_quote_or_backslash(s: &[u8], mut i: usize) -> usize {
         i += 8;
     }
     memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k)
-}
-
-/// True when `s` holds a byte below 0x20 (a control character, tab, CR
-/// and LF included). Written as a block-wise minimum, which compiles to
-/// SIMD compares without any `unsafe`.
-pub(crate) fn has_control_byte(s: &[u8]) -> bool {
-    const BLOCK: usize = 64;
-    let mut blocks = s.chunks_exact(BLOCK);
-    for block in &mut blocks {
-        if block.iter().fold(u8::MAX, |m, &b| m.min(b)) < 0x20 {
-            return true;
-        }
-    }
-    blocks.remainder().iter().any(|&b| b < 0x20)
-}
-
-/// `s[i]` is a backslash: the index past its escape sequence, if valid.
-#[inline]
-fn escape_end(s: &[u8], i: usize) -> Option<usize> {
-    match *s.get(i + 1)? {
-        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 2),
-        b'u' => {
-            let hex = s.get(i + 2..i + 6)?;
-            // Any code unit is accepted, lone surrogates included (as Python and JS do).
-            hex.iter().all(u8::is_ascii_hexdigit).then_some(i + 6)
-        }
-        _ => None,
-    }
 }
 
 /// Skips the already validated string opening at `s[i] == b'"'`: the index

@@ -2,10 +2,12 @@
 
 use super::cursor::Cursor;
 use super::nesting::Nesting;
-use super::string::{has_control_byte, scan_string};
+use super::string::scan_string;
 
-/// From this length on, a text is first checked for control bytes (see `validate`).
-const LONG_TEXT: usize = 512;
+/// From this length on, UTF-8 is checked for the whole text at once, with
+/// SIMD (simdutf8); shorter texts check it inside strings, as they are
+/// scanned (a call and its setup cost more than a short line).
+const UTF8_UPFRONT: usize = 512;
 
 /// True when `text` is exactly one JSON text (RFC 8259) in valid UTF-8,
 /// optionally surrounded by JSON whitespace: what Python's `json.loads`
@@ -25,28 +27,23 @@ pub(crate) struct Valid {
 
 /// [`is_json_text`], telling also whether the text is already compact.
 pub(crate) fn validate(text: &[u8]) -> Option<Valid> {
-    // UTF-8 first, for the whole text at once: then strings only need to
-    // look for quotes, backslashes and control characters, and any non-ASCII
-    // byte outside a string is a grammar error anyway.
-    if simdutf8::basic::from_utf8(text).is_err() {
-        return None;
-    }
-    // Most lines hold no byte below 0x20 at all (no tab, no CR): then strings
-    // cannot hold a raw control character, and only quotes and backslashes
-    // need finding in them, with SIMD for long runs. Short texts are not
-    // worth the extra pass: their strings are short anyway.
-    if text.len() >= LONG_TEXT && !has_control_byte(text) {
+    // Outside strings only ASCII is valid JSON, so strings are the only
+    // place UTF-8 needs checking: either while scanning them, or up front.
+    if text.len() < UTF8_UPFRONT {
         whole_text::<true>(text)
-    } else {
+    } else if simdutf8::basic::from_utf8(text).is_ok() {
         whole_text::<false>(text)
+    } else {
+        None
     }
 }
 
-fn whole_text<const NO_CONTROL: bool>(text: &[u8]) -> Option<Valid> {
+/// `UTF8`: strings check their UTF-8 as they are scanned.
+fn whole_text<const UTF8: bool>(text: &[u8]) -> Option<Valid> {
     let mut v = Cursor::new(text);
     let mut gaps = false;
     v.skip_whitespace();
-    let valid = v.value::<NO_CONTROL>(&mut gaps) && {
+    let valid = v.value::<UTF8>(&mut gaps) && {
         v.skip_whitespace();
         v.i == text.len()
     };
@@ -65,7 +62,7 @@ impl Cursor<'_> {
     }
 
     /// One value at the cursor (whitespace already skipped), containers included.
-    fn value<const NO_CONTROL: bool>(&mut self, gaps: &mut bool) -> bool {
+    fn value<const UTF8: bool>(&mut self, gaps: &mut bool) -> bool {
         let mut open = Nesting::new();
         loop {
             // A value starts here. Containers that are not empty push a level
@@ -78,7 +75,7 @@ impl Cursor<'_> {
                         self.i += 1;
                     } else {
                         open.push(true);
-                        if !self.member_name::<NO_CONTROL>(gaps) {
+                        if !self.member_name::<UTF8>(gaps) {
                             return false;
                         }
                         continue;
@@ -94,7 +91,7 @@ impl Cursor<'_> {
                         continue;
                     }
                 }
-                b'"' => match scan_string::<NO_CONTROL>(self.s, self.i) {
+                b'"' => match scan_string::<UTF8>(self.s, self.i) {
                     Some(end) => self.i = end,
                     None => return false,
                 },
@@ -130,7 +127,7 @@ impl Cursor<'_> {
                     b',' => {
                         self.i += 1;
                         self.gap(gaps);
-                        if open.in_object() && !self.member_name::<NO_CONTROL>(gaps) {
+                        if open.in_object() && !self.member_name::<UTF8>(gaps) {
                             return false;
                         }
                         break;
@@ -150,11 +147,11 @@ impl Cursor<'_> {
     }
 
     /// `"name" :` and the whitespace after it, leaving the cursor on the value.
-    fn member_name<const NO_CONTROL: bool>(&mut self, gaps: &mut bool) -> bool {
+    fn member_name<const UTF8: bool>(&mut self, gaps: &mut bool) -> bool {
         if self.peek() != b'"' {
             return false;
         }
-        match scan_string::<NO_CONTROL>(self.s, self.i) {
+        match scan_string::<UTF8>(self.s, self.i) {
             Some(end) => self.i = end,
             None => return false,
         }
