@@ -1,9 +1,9 @@
 //! `encode`: any JSON text in, one safe line out.
 
-use memchr::{memchr, memchr3, memmem};
+use memchr::{memchr, memchr3};
 
 use crate::error::Error;
-use crate::json::{is_whitespace, next_quote_or_backslash, next_special, trimmed_bounds, validate};
+use crate::json::{is_whitespace, next_special, trimmed_bounds, validate, Watch};
 
 /// How [`encode_into`] writes strings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,24 +38,37 @@ pub fn encode_ascii(json: &[u8]) -> Result<Vec<u8>, Error> {
 /// Encodes `json` and appends the line to `out` (which keeps its capacity
 /// across calls). On error `out` is left as it was.
 pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Result<(), Error> {
-    let valid = validate(json).ok_or(Error::InvalidJson)?;
     let start = out.len();
     out.try_reserve(json.len() + 1)
         .map_err(|_| Error::OutOfMemory)?;
+    if !options.ascii {
+        // One pass: validate, copying the tokens between the gaps.
+        let (from, to) = trimmed_bounds(json);
+        let mut copy = GapCopier {
+            s: json,
+            out,
+            copied_to: from,
+            line_separators: false,
+        };
+        if !validate(json, &mut copy) {
+            out.truncate(start);
+            return Err(Error::InvalidJson);
+        }
+        if !copy.line_separators {
+            copy.out.extend_from_slice(&json[copy.copied_to..to]);
+            copy.out.push(b'\n');
+            return Ok(());
+        }
+        // Rare: strings need U+2028 or U+2029 escaped. Start again.
+        out.truncate(start);
+    } else if !validate(json, &mut ()) {
+        return Err(Error::InvalidJson);
+    }
     let strings = if options.ascii {
         Strings::Ascii
-    } else if contains_line_separator(json) {
-        Strings::LineSeparators
     } else {
-        Strings::AsIs
+        Strings::LineSeparators
     };
-    if valid.compact && strings == Strings::AsIs {
-        // Nothing to change but the whitespace around the value.
-        let (from, to) = trimmed_bounds(json);
-        out.extend_from_slice(&json[from..to]);
-        out.push(b'\n');
-        return Ok(());
-    }
     let written = Minifier {
         s: json,
         out,
@@ -68,18 +81,33 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
     written
 }
 
-/// True when `json` holds a raw U+2028 or U+2029 (rare: then strings are
-/// searched for them; otherwise they are copied as they are).
-fn contains_line_separator(json: &[u8]) -> bool {
-    memmem::find(json, "\u{2028}".as_bytes()).is_some()
-        || memmem::find(json, "\u{2029}".as_bytes()).is_some()
+/// Minifies while the validator runs: copies what lies between the gaps.
+/// The room for the whole text is reserved first, so copies cannot fail.
+struct GapCopier<'a, 'o> {
+    s: &'a [u8],
+    out: &'o mut Vec<u8>,
+    /// `s[..copied_to]` is written or dropped.
+    copied_to: usize,
+    line_separators: bool,
+}
+
+impl Watch for GapCopier<'_, '_> {
+    const LINE_SEPARATORS: bool = true;
+
+    #[inline]
+    fn gap(&mut self, from: usize, to: usize) {
+        self.out.extend_from_slice(&self.s[self.copied_to..from]);
+        self.copied_to = to;
+    }
+
+    fn line_separator(&mut self) {
+        self.line_separators = true;
+    }
 }
 
 /// What string contents need.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Strings {
-    /// Copied byte for byte: only their end is searched for.
-    AsIs,
     /// Raw U+2028 and U+2029 are escaped.
     LineSeparators,
     /// Every non-ASCII character and DEL is escaped.
@@ -125,7 +153,6 @@ impl Minifier<'_, '_> {
         let mut j = i + 1;
         loop {
             j = match self.strings {
-                Strings::AsIs => next_quote_or_backslash(s, j),
                 Strings::LineSeparators => {
                     memchr3(b'"', b'\\', 0xE2, &s[j..]).map_or(s.len(), |k| j + k)
                 }

@@ -283,7 +283,11 @@ impl LineReader {
     /// The next item, in stream order, or `None` until more data (or `finish`)
     /// completes a line. A message's bytes are the line as received, trimmed.
     pub fn next_message(&mut self) -> Option<Message<'_>> {
-        self.reclaim();
+        if self.shrink_pending {
+            // Compacting waits for the next append, which needs the room;
+            // memory held by a big line is given back as soon as possible.
+            self.reclaim_slow();
+        }
         if self.pos == self.tail && self.events.is_empty() {
             return None; // no complete line: the common case with small chunks
         }

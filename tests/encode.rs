@@ -41,6 +41,16 @@ fn line_separators_in_strings_are_escaped() {
         "\"\u{2026}\u{20ac}\u{2027}\u{202a}\"\n"
     );
     assert_eq!(enc("\"é✓😀\u{7f}\""), "\"é✓😀\u{7f}\"\n");
+    // Long texts (UTF-8 checked up front, strings scanned another way),
+    // compact and pretty, with a separator in one string among many.
+    let filler = "— €\u{2027}".repeat(100);
+    for gap in ["", " ", "\n  "] {
+        let text = format!("[{gap}\"{filler}\",{gap}\"x\u{2029}y\",{gap}\"{filler}\"{gap}]");
+        let line = format!("[\"{filler}\",\"x\\u2029y\",\"{filler}\"]\n");
+        assert_eq!(enc(&text), line, "gap {gap:?}");
+        let without = text.replace('\u{2029}', "");
+        assert_eq!(enc(&without), line.replace("\\u2029", ""), "gap {gap:?}");
+    }
 }
 
 #[test]

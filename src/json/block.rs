@@ -9,43 +9,76 @@ use wide::u8x16;
 pub(crate) const BLOCK: usize = 16;
 
 /// Bit `k` is set when byte `k` of `block` is `"`, `\`, a control character
-/// (below 0x20) or, when `NON_ASCII`, a byte of 0x80 or above: what a JSON
-/// string scanner must stop at.
+/// (below 0x20), when `NON_ASCII` a byte of 0x80 or above, and when `e2`
+/// the byte 0xE2 (which starts U+2028 and U+2029): what a JSON string
+/// scanner must stop at.
 #[inline(always)]
-pub(crate) fn string_specials<const NON_ASCII: bool>(block: &[u8; BLOCK]) -> u32 {
+pub(crate) fn string_specials<const NON_ASCII: bool>(block: &[u8; BLOCK], e2: bool) -> u32 {
+    string_special_lanes::<NON_ASCII>(block, e2).to_bitmask()
+}
+
+/// [`string_specials`] as lanes: the high bit of lane `k` is the bit `k`.
+#[inline(always)]
+fn string_special_lanes<const NON_ASCII: bool>(block: &[u8; BLOCK], e2: bool) -> u8x16 {
     let v = u8x16::new(*block);
     let quote = v.simd_eq(u8x16::splat(b'"'));
     let backslash = v.simd_eq(u8x16::splat(b'\\'));
     let control = v.min(u8x16::splat(0x1F)).simd_eq(v);
-    let mut mask = (quote | backslash | control).to_bitmask();
+    let lanes = quote | backslash | control;
     if NON_ASCII {
-        mask |= v.to_bitmask(); // the high bit of each byte
+        lanes | v // the high bit of a non-ASCII byte is set already
+    } else if e2 {
+        lanes | v.simd_eq(u8x16::splat(0xE2))
+    } else {
+        lanes
     }
-    mask
+}
+
+/// The index of the first 64-byte run from `j` that holds a byte
+/// [`string_specials`] would flag (its start), or the start of the last
+/// partial run: skips quickly over long plain stretches of a string.
+#[inline]
+pub(crate) fn skip_plain_runs<const NON_ASCII: bool>(s: &[u8], mut j: usize, e2: bool) -> usize {
+    const RUN: usize = 4 * BLOCK;
+    while let Some(run) = s.get(j..j + RUN) {
+        let lanes = |k: usize| {
+            string_special_lanes::<NON_ASCII>(run[k * BLOCK..][..BLOCK].try_into().unwrap(), e2)
+        };
+        let any = (lanes(0) | lanes(1)) | (lanes(2) | lanes(3));
+        if any.to_bitmask() != 0 {
+            break;
+        }
+        j += RUN;
+    }
+    j
 }
 
 /// [`string_specials`] of the (up to) 16 bytes of `s` from `j <= s.len()`,
 /// and how many bytes the mask covers: 16, or fewer at the end of `s` (no
 /// bit is set past it).
 #[inline(always)]
-pub(crate) fn string_specials_at<const NON_ASCII: bool>(s: &[u8], j: usize) -> (u32, usize) {
+pub(crate) fn string_specials_at<const NON_ASCII: bool>(
+    s: &[u8],
+    j: usize,
+    e2: bool,
+) -> (u32, usize) {
     if let Some(block) = s.get(j..j + BLOCK) {
         (
-            string_specials::<NON_ASCII>(block.try_into().unwrap()),
+            string_specials::<NON_ASCII>(block.try_into().unwrap(), e2),
             BLOCK,
         )
     } else if let Some(from) = s.len().checked_sub(BLOCK) {
         // The last 16 bytes of the text, shifted: no copy.
         let last: &[u8; BLOCK] = s[from..].try_into().unwrap();
         (
-            string_specials::<NON_ASCII>(last) >> (j - from),
+            string_specials::<NON_ASCII>(last, e2) >> (j - from),
             s.len() - j,
         )
     } else {
         // A text shorter than a block: pad it with spaces, which are never special.
         let mut padded = [b' '; BLOCK];
         padded[..s.len() - j].copy_from_slice(&s[j..]);
-        (string_specials::<NON_ASCII>(&padded), s.len() - j)
+        (string_specials::<NON_ASCII>(&padded, e2), s.len() - j)
     }
 }
 
@@ -53,12 +86,22 @@ pub(crate) fn string_specials_at<const NON_ASCII: bool>(s: &[u8], j: usize) -> (
 mod tests {
     use super::*;
 
-    fn scalar<const NON_ASCII: bool>(block: &[u8]) -> u32 {
+    fn scalar<const NON_ASCII: bool, const E2: bool>(block: &[u8]) -> u32 {
+        let special = |b: u8| {
+            b == b'"' || b == b'\\' || b < 0x20 || (NON_ASCII && b >= 0x80) || (E2 && b == 0xE2)
+        };
         block
             .iter()
             .enumerate()
-            .filter(|&(_, &b)| b == b'"' || b == b'\\' || b < 0x20 || (NON_ASCII && b >= 0x80))
+            .filter(|&(_, &b)| special(b))
             .fold(0, |m, (k, _)| m | 1 << k)
+    }
+
+    fn both<const NON_ASCII: bool, const E2: bool>(s: &[u8], j: usize) {
+        let (mask, covered) = string_specials_at::<NON_ASCII>(s, j, E2);
+        assert_eq!(covered, (s.len() - j).min(BLOCK));
+        let expected = scalar::<NON_ASCII, E2>(&s[j..j + covered]);
+        assert_eq!(mask, expected, "{s:?} from {j}");
     }
 
     #[test]
@@ -67,24 +110,33 @@ mod tests {
             for lane in 0..BLOCK {
                 let mut block = [b'a'; BLOCK];
                 block[lane] = b;
-                assert_eq!(string_specials::<false>(&block), scalar::<false>(&block));
-                assert_eq!(string_specials::<true>(&block), scalar::<true>(&block));
+                both::<false, false>(&block, 0);
+                both::<false, true>(&block, 0);
+                both::<true, false>(&block, 0);
             }
         }
     }
 
     #[test]
     fn near_the_end_of_short_and_long_texts() {
-        let text: Vec<u8> = (0..40u8)
-            .map(|k| [b'x', b'"', 0x80, b'\\', 0x1F][k as usize % 5])
+        let text: Vec<u8> = (0..40)
+            .map(|k| [b'x', b'"', 0x80, b'\\', 0x1F, 0xE2][k % 6])
             .collect();
         for len in 0..text.len() {
-            let s = &text[..len];
             for j in 0..=len {
-                let (mask, covered) = string_specials_at::<true>(s, j);
-                assert_eq!(covered, (len - j).min(BLOCK));
-                assert_eq!(mask, scalar::<true>(&s[j..j + covered]), "len {len} j {j}");
+                both::<false, false>(&text[..len], j);
+                both::<false, true>(&text[..len], j);
+                both::<true, false>(&text[..len], j);
             }
         }
+    }
+
+    #[test]
+    fn plain_runs_stop_at_the_run_holding_a_special() {
+        let mut text = vec![b'a'; 300];
+        text[200] = 0xE2;
+        assert_eq!(skip_plain_runs::<false>(&text, 3, false), 259); // the last whole run
+        assert_eq!(skip_plain_runs::<false>(&text, 3, true), 195); // 195..259 holds 200
+        assert_eq!(skip_plain_runs::<true>(&text, 3, false), 195);
     }
 }

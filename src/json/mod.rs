@@ -11,8 +11,8 @@ mod string;
 mod validate;
 
 pub(crate) use cursor::Cursor;
-pub(crate) use string::{next_quote_or_backslash, next_special, skip_string, unescape_short};
-pub(crate) use validate::{is_json_text, validate};
+pub(crate) use string::{next_special, skip_string, unescape_short};
+pub(crate) use validate::{is_json_text, validate, Watch};
 
 /// JSON's insignificant whitespace: space, tab, line feed, carriage return. Nothing else.
 #[inline]

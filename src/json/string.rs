@@ -3,7 +3,8 @@
 
 use memchr::memchr2;
 
-use super::block::{string_specials_at, BLOCK};
+use super::block::{skip_plain_runs, string_specials_at, BLOCK};
+use super::validate::Watch;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -59,24 +60,45 @@ pub(crate) fn next_special<const NON_ASCII: bool>(s: &[u8], mut i: usize) -> usi
 /// special byte of a block is then handled from its bitmask, so a string
 /// dense with escapes or non-ASCII characters costs a few instructions per
 /// escape, not a new search.
-#[inline]
-pub(crate) fn scan_string<const UTF8: bool>(s: &[u8], i: usize) -> Option<usize> {
+#[inline(always)]
+pub(crate) fn scan_string<const UTF8: bool, W: Watch>(
+    s: &[u8],
+    i: usize,
+    watch: &mut W,
+) -> Option<usize> {
     let mut j = i + 1;
+    let mut plain = 0; // blocks in a row without a special byte
     loop {
-        let (mut mask, covered) = string_specials_at::<UTF8>(s, j);
+        let (mut mask, covered) = string_specials_at::<UTF8>(s, j, W::LINE_SEPARATORS);
         loop {
             if mask == 0 {
                 if covered < BLOCK {
                     return None; // the text ends inside the string
                 }
                 j += BLOCK;
+                plain += 1;
+                if plain >= 3 {
+                    // A long plain stretch (base64, say): 64 bytes a step.
+                    j = skip_plain_runs::<UTF8>(s, j, W::LINE_SEPARATORS);
+                }
                 break;
             }
+            plain = 0;
             let k = j + mask.trailing_zeros() as usize;
             let next = match s[k] {
                 b'"' => return Some(k + 1),
                 b'\\' => escape_end(s, k)?,
-                b if UTF8 && b >= 0x80 => utf8_end(s, k)?,
+                b if b >= 0x80 => {
+                    // Flagged for UTF-8 checking or, with LINE_SEPARATORS, as 0xE2.
+                    if W::LINE_SEPARATORS && is_line_separator(s, k) {
+                        watch.line_separator();
+                    }
+                    if UTF8 {
+                        utf8_end(s, k)?
+                    } else {
+                        k + 1
+                    }
+                }
                 _ => return None, // a raw control character
             };
             let used = next - j;
@@ -87,6 +109,12 @@ pub(crate) fn scan_string<const UTF8: bool>(s: &[u8], i: usize) -> Option<usize>
             mask &= u32::MAX << used;
         }
     }
+}
+
+/// `s[k..]` starts with U+2028 or U+2029 (E2 80 A8 or E2 80 A9).
+#[inline]
+fn is_line_separator(s: &[u8], k: usize) -> bool {
+    matches!(s.get(k..k + 3), Some([0xE2, 0x80, 0xA8 | 0xA9]))
 }
 
 /// The byte after a backslash: 2 for a one-character escape, 6 for `u`
@@ -138,39 +166,26 @@ fn escape_end(s: &[u8], i: usize) -> Option<usize> {
 #[inline]
 fn utf8_end(s: &[u8], i: usize) -> Option<usize> {
     let at = |k: usize| s.get(i + k).copied().unwrap_or(0);
-    let cont = |k: usize| at(k) & 0xC0 == 0x80;
-    let (second, len) = match s[i] {
-        0xC2..=0xDF => (0x80..=0xBF, 2),
-        0xE0 => (0xA0..=0xBF, 3),
-        0xE1..=0xEC | 0xEE..=0xEF => (0x80..=0xBF, 3),
-        0xED => (0x80..=0x9F, 3),
-        0xF0 => (0x90..=0xBF, 4),
-        0xF1..=0xF3 => (0x80..=0xBF, 4),
-        0xF4 => (0x80..=0x8F, 4),
-        _ => return None,
+    let is_cont = |b: u8| b & 0xC0 == 0x80;
+    let (lead, second) = (s[i], at(1));
+    let ok = match lead {
+        0xC2..=0xDF => return is_cont(second).then_some(i + 2),
+        0xE0 => (0xA0..=0xBF).contains(&second),
+        0xE1..=0xEC | 0xEE..=0xEF => is_cont(second),
+        0xED => (0x80..=0x9F).contains(&second),
+        0xF0 => (0x90..=0xBF).contains(&second),
+        0xF1..=0xF3 => is_cont(second),
+        0xF4 => (0x80..=0x8F).contains(&second),
+        _ => false,
     };
-    let ok = second.contains(&at(1)) && (len < 3 || cont(2)) && (len < 4 || cont(3));
-    ok.then_some(i + len)
-}
-
-/// The index of the next `"` or `\\` at or after `i`, or `s.len()`: up to
-/// four words inline (most member names and values end there: a call
-/// costs more than a short string), then memchr2 for long runs.
-#[inline(always)]
-pub(crate) fn next_quote_or_backslash(s: &[u8], mut i: usize) -> usize {
-    for _ in 0..4 {
-        let Some(chunk) = s.get(i..i + 8) else {
-            return memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k);
-        };
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let mask = special_bytes::<false>(u64::from_le_bytes(word));
-        if mask != 0 {
-            return i + (mask.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
+    if !ok || !is_cont(at(2)) {
+        return None;
     }
-    memchr2(b'"', b'\\', &s[i..]).map_or(s.len(), |k| i + k)
+    if lead < 0xF0 {
+        Some(i + 3)
+    } else {
+        is_cont(at(3)).then_some(i + 4)
+    }
 }
 
 /// Skips the already validated string opening at `s[i] == b'"'`: the index

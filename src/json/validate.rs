@@ -15,54 +15,65 @@ const UTF8_UPFRONT: usize = 512;
 /// surrogate escapes are valid; nesting depth is not limited (the stack of
 /// open containers costs one bit per level, on the heap past 64 levels).
 pub(crate) fn is_json_text(text: &[u8]) -> bool {
-    validate(text).is_some()
+    validate(text, &mut ())
 }
 
-/// What validation learned about a valid text.
-pub(crate) struct Valid {
-    /// No whitespace between its tokens (around the value does not count):
-    /// minifying it changes nothing.
-    pub(crate) compact: bool,
+/// What a caller learns as validation goes, beyond valid or not.
+pub(crate) trait Watch {
+    /// Whether to report raw U+2028 and U+2029 in strings (each 0xE2 byte
+    /// in a string then costs a look).
+    const LINE_SEPARATORS: bool = false;
+
+    /// `text[from..to]` is whitespace between two tokens (whitespace
+    /// around the value is not reported). Called in text order.
+    fn gap(&mut self, from: usize, to: usize);
+
+    /// A string holds a raw U+2028 or U+2029 (only with `LINE_SEPARATORS`).
+    fn line_separator(&mut self) {}
 }
 
-/// [`is_json_text`], telling also whether the text is already compact.
-pub(crate) fn validate(text: &[u8]) -> Option<Valid> {
+/// Validation only.
+impl Watch for () {
+    #[inline(always)]
+    fn gap(&mut self, _: usize, _: usize) {}
+}
+
+/// [`is_json_text`], telling `watch` what it asks for. What it was told
+/// is meaningless when the text turns out invalid.
+pub(crate) fn validate<W: Watch>(text: &[u8], watch: &mut W) -> bool {
     // Outside strings only ASCII is valid JSON, so strings are the only
     // place UTF-8 needs checking: either while scanning them, or up front.
     if text.len() < UTF8_UPFRONT {
-        whole_text::<true>(text)
-    } else if simdutf8::basic::from_utf8(text).is_ok() {
-        whole_text::<false>(text)
+        whole_text::<true, W>(text, watch)
     } else {
-        None
+        simdutf8::basic::from_utf8(text).is_ok() && whole_text::<false, W>(text, watch)
     }
 }
 
 /// `UTF8`: strings check their UTF-8 as they are scanned.
-fn whole_text<const UTF8: bool>(text: &[u8]) -> Option<Valid> {
+fn whole_text<const UTF8: bool, W: Watch>(text: &[u8], watch: &mut W) -> bool {
     let mut v = Cursor::new(text);
-    let mut gaps = false;
     v.skip_whitespace();
-    let valid = v.value::<UTF8>(&mut gaps) && {
+    v.value::<UTF8, W>(watch) && {
         v.skip_whitespace();
         v.i == text.len()
-    };
-    valid.then_some(Valid { compact: !gaps })
+    }
 }
 
 /// The validator's steps.
 impl Cursor<'_> {
-    /// Skips whitespace between tokens, noting that there was some.
+    /// Skips whitespace between tokens, reporting it.
     #[inline]
-    fn gap(&mut self, gaps: &mut bool) {
+    fn gap<W: Watch>(&mut self, watch: &mut W) {
         if super::is_whitespace(self.peek()) {
-            *gaps = true;
+            let from = self.i;
             self.skip_whitespace();
+            watch.gap(from, self.i);
         }
     }
 
     /// One value at the cursor (whitespace already skipped), containers included.
-    fn value<const UTF8: bool>(&mut self, gaps: &mut bool) -> bool {
+    fn value<const UTF8: bool, W: Watch>(&mut self, watch: &mut W) -> bool {
         let mut open = Nesting::new();
         loop {
             // A value starts here. Containers that are not empty push a level
@@ -70,12 +81,12 @@ impl Cursor<'_> {
             match self.peek() {
                 b'{' => {
                     self.i += 1;
-                    self.gap(gaps);
+                    self.gap(watch);
                     if self.peek() == b'}' {
                         self.i += 1;
                     } else {
                         open.push(true);
-                        if !self.member_name::<UTF8>(gaps) {
+                        if !self.member_name::<UTF8, W>(watch) {
                             return false;
                         }
                         continue;
@@ -83,7 +94,7 @@ impl Cursor<'_> {
                 }
                 b'[' => {
                     self.i += 1;
-                    self.gap(gaps);
+                    self.gap(watch);
                     if self.peek() == b']' {
                         self.i += 1;
                     } else {
@@ -91,7 +102,7 @@ impl Cursor<'_> {
                         continue;
                     }
                 }
-                b'"' => match scan_string::<UTF8>(self.s, self.i) {
+                b'"' => match scan_string::<UTF8, W>(self.s, self.i, watch) {
                     Some(end) => self.i = end,
                     None => return false,
                 },
@@ -122,12 +133,12 @@ impl Cursor<'_> {
                 if open.depth() == 0 {
                     return true;
                 }
-                self.gap(gaps);
+                self.gap(watch);
                 match self.peek() {
                     b',' => {
                         self.i += 1;
-                        self.gap(gaps);
-                        if open.in_object() && !self.member_name::<UTF8>(gaps) {
+                        self.gap(watch);
+                        if open.in_object() && !self.member_name::<UTF8, W>(watch) {
                             return false;
                         }
                         break;
@@ -147,20 +158,20 @@ impl Cursor<'_> {
     }
 
     /// `"name" :` and the whitespace after it, leaving the cursor on the value.
-    fn member_name<const UTF8: bool>(&mut self, gaps: &mut bool) -> bool {
+    fn member_name<const UTF8: bool, W: Watch>(&mut self, watch: &mut W) -> bool {
         if self.peek() != b'"' {
             return false;
         }
-        match scan_string::<UTF8>(self.s, self.i) {
+        match scan_string::<UTF8, W>(self.s, self.i, watch) {
             Some(end) => self.i = end,
             None => return false,
         }
-        self.gap(gaps);
+        self.gap(watch);
         if self.peek() != b':' {
             return false;
         }
         self.i += 1;
-        self.gap(gaps);
+        self.gap(watch);
         true
     }
 
@@ -174,39 +185,37 @@ impl Cursor<'_> {
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, any number of digits.
-    fn number(&mut self) -> bool {
-        if self.peek() == b'-' {
-            self.i += 1;
-        }
-        match self.peek() {
-            b'0' => self.i += 1,
-            b'1'..=b'9' => self.digits(),
-            _ => return false,
-        }
-        if self.peek() == b'.' {
-            self.i += 1;
-            if !self.peek().is_ascii_digit() {
-                return false;
-            }
-            self.digits();
-        }
-        if matches!(self.peek(), b'e' | b'E') {
-            self.i += 1;
-            if matches!(self.peek(), b'+' | b'-') {
-                self.i += 1;
-            }
-            if !self.peek().is_ascii_digit() {
-                return false;
-            }
-            self.digits();
-        }
-        true
-    }
-
     #[inline]
-    fn digits(&mut self) {
-        while self.peek().is_ascii_digit() {
-            self.i += 1;
+    fn number(&mut self) -> bool {
+        let s = self.s;
+        let at = |i: usize| s.get(i).copied().unwrap_or(0);
+        let digits = |mut i: usize| {
+            while at(i).is_ascii_digit() {
+                i += 1;
+            }
+            i
+        };
+        let mut i = self.i + usize::from(at(self.i) == b'-');
+        i = match at(i) {
+            b'0' => i + 1,
+            b'1'..=b'9' => digits(i + 1),
+            _ => return false,
+        };
+        if at(i) == b'.' {
+            if !at(i + 1).is_ascii_digit() {
+                return false;
+            }
+            i = digits(i + 2);
         }
+        if at(i) | 0x20 == b'e' {
+            i += 1;
+            i += usize::from(matches!(at(i), b'+' | b'-'));
+            if !at(i).is_ascii_digit() {
+                return false;
+            }
+            i = digits(i + 1);
+        }
+        self.i = i;
+        true
     }
 }
