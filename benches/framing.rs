@@ -401,7 +401,7 @@ fn mixed_message(out: &mut Vec<u8>, rng: &mut Rng, id: u64, target: usize) {
 fn large_message(out: &mut Vec<u8>, rng: &mut Rng, id: u64) {
     let start = out.len();
     let target = LARGE_LINE - 1;
-    if id % 2 == 0 {
+    if id.is_multiple_of(2) {
         write!(
             out,
             "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"contents\":[{{\"uri\":\"file:///data/blob-{id}.bin\",\"mimeType\":\"application/octet-stream\",\"blob\":\""
@@ -668,7 +668,7 @@ fn si(x: f64) -> String {
 }
 
 fn chunk_name(chunk: usize) -> String {
-    if chunk % 1024 == 0 {
+    if chunk.is_multiple_of(1024) {
         format!("{} KiB", chunk / 1024)
     } else {
         format!("{chunk} B")

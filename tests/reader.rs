@@ -418,7 +418,7 @@ struct Trickle<'a> {
 impl std::io::Read for Trickle<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         self.calls += 1;
-        if self.calls % 3 == 0 {
+        if self.calls.is_multiple_of(3) {
             return Err(std::io::ErrorKind::Interrupted.into());
         }
         let n = (self.calls % 7 + 1).min(self.data.len()).min(out.len());

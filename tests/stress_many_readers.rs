@@ -62,7 +62,7 @@ fn peer(i: usize) -> Peer {
         }
         stream.extend_from_slice(line.as_bytes());
         let last = k + 1 == count;
-        if !(last && i % 2 == 0) {
+        if !(last && i.is_multiple_of(2)) {
             // Reader pairs end with a final line without newline: it counts at finish.
             stream.extend_from_slice(if k % 3 == 1 { b"\r\n" } else { b"\n" });
         }
@@ -222,7 +222,7 @@ fn ten_thousand_readers_fed_round_robin() {
             p.sent = end;
             feeds += 1;
             // Most rounds take the items at once; some let them queue up.
-            if (i + round) % 4 != 0 {
+            if !(i + round).is_multiple_of(4) {
                 taken += take_items(i, p);
             }
         }

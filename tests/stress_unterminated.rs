@@ -230,7 +230,7 @@ fn through_pipe(chunk: Vec<u8>) -> usize {
                 McpStatus::MCP_STATUS_OK => {
                     total += n;
                     reads += 1;
-                    if reads % 256 == 0 {
+                    if reads.is_multiple_of(256) {
                         max_rss = max_rss.max(current_rss());
                     }
                 }
