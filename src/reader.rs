@@ -187,8 +187,48 @@ impl LineReader {
     /// Appends a chunk of the stream. The chunk is copied; any chunking of the
     /// same stream gives the same items. Fails only when memory for the chunk
     /// cannot be allocated, and then changes nothing.
+    #[inline]
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), Error> {
+        if self.feed_tiny(chunk) {
+            return Ok(());
+        }
+        self.feed_general(chunk)
+    }
+
+    #[inline(never)]
+    fn feed_general(&mut self, chunk: &[u8]) -> Result<(), Error> {
         self.append_with(chunk.len(), |buf| buf.extend_from_slice(chunk))
+    }
+
+    /// `feed` for a chunk of a few bytes in the common state (nothing to
+    /// compact or give back, room in the buffer, no BOM or too-long line
+    /// pending, the limit not reached): the cost of a host that reads a
+    /// byte at a time. Returns false, having changed nothing, otherwise.
+    #[inline]
+    fn feed_tiny(&mut self, chunk: &[u8]) -> bool {
+        const TINY: usize = 8;
+        if chunk.len() > TINY
+            || self.pos != 0
+            || self.shrink_pending
+            || self.dropping
+            || self.bom != Bom::Settled
+            || self.buf.capacity() - self.buf.len() < chunk.len()
+        {
+            return false;
+        }
+        let start = self.buf.len();
+        let tail = match chunk.iter().rposition(|&b| b == b'\n') {
+            Some(k) => start + k + 1,
+            None => self.tail,
+        };
+        if start + chunk.len() - tail > self.max_line_len {
+            return false; // the general path reports it
+        }
+        for &b in chunk {
+            self.buf.push(b); // no call, no reallocation: the room is there
+        }
+        self.tail = tail;
+        true
     }
 
     /// Reads once from `source` (up to 64 KiB, `Interrupted` retried) straight
@@ -282,14 +322,21 @@ impl LineReader {
 
     /// The next item, in stream order, or `None` until more data (or `finish`)
     /// completes a line. A message's bytes are the line as received, trimmed.
+    #[inline]
     pub fn next_message(&mut self) -> Option<Message<'_>> {
+        if self.pos == self.tail && self.events.is_empty() && !self.shrink_pending {
+            return None; // no complete line: the common case with small chunks
+        }
+        self.take_next()
+    }
+
+    /// `next_message` when there may be something to do.
+    #[inline(never)]
+    fn take_next(&mut self) -> Option<Message<'_>> {
         if self.shrink_pending {
             // Compacting waits for the next append, which needs the room;
             // memory held by a big line is given back as soon as possible.
             self.reclaim_slow();
-        }
-        if self.pos == self.tail && self.events.is_empty() {
-            return None; // no complete line: the common case with small chunks
         }
         loop {
             let (start, end) = match self.next_line() {
