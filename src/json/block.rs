@@ -82,6 +82,28 @@ pub(crate) fn string_specials_at<const NON_ASCII: bool>(
     }
 }
 
+/// The index of the first byte at or after `i` that is not JSON whitespace
+/// (space, tab, LF, CR), or `s.len()`: indentation skipped 16 bytes a step.
+#[inline]
+pub(crate) fn whitespace_end(s: &[u8], mut i: usize) -> usize {
+    while let Some(block) = s.get(i..i + BLOCK) {
+        let v = u8x16::new(block.try_into().unwrap());
+        let ws = v.simd_eq(u8x16::splat(b' '))
+            | v.simd_eq(u8x16::splat(b'\n'))
+            | v.simd_eq(u8x16::splat(b'\t'))
+            | v.simd_eq(u8x16::splat(b'\r'));
+        let other = !ws.to_bitmask() & 0xFFFF;
+        if other != 0 {
+            return i + other.trailing_zeros() as usize;
+        }
+        i += BLOCK;
+    }
+    while s.get(i).is_some_and(|&b| super::is_whitespace(b)) {
+        i += 1;
+    }
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +149,27 @@ mod tests {
                 both::<false, false>(&text[..len], j);
                 both::<false, true>(&text[..len], j);
                 both::<true, false>(&text[..len], j);
+            }
+        }
+    }
+
+    #[test]
+    fn whitespace_ends_at_the_first_other_byte() {
+        for len in 0..40 {
+            for other in [None, Some(b'x'), Some(0x0B), Some(0x0C), Some(0xA0)] {
+                for at in 0..len {
+                    let mut text: Vec<u8> = (0..len).map(|k| b" \n\t\r"[k % 4]).collect();
+                    if let Some(b) = other {
+                        text[at] = b;
+                    }
+                    for from in 0..=len {
+                        let want = text[from..]
+                            .iter()
+                            .position(|&b| !crate::json::is_whitespace(b))
+                            .map_or(len, |k| from + k);
+                        assert_eq!(whitespace_end(&text, from), want, "{text:?} from {from}");
+                    }
+                }
             }
         }
     }

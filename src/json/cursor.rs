@@ -1,5 +1,6 @@
 //! A position in a JSON text, shared by the validator and the JSON-RPC classifier.
 
+use super::block::whitespace_end;
 use super::is_whitespace;
 
 /// The text and the index of the next byte to look at. Each module that
@@ -20,10 +21,15 @@ impl<'a> Cursor<'a> {
         self.s.get(self.i).copied().unwrap_or(0)
     }
 
+    /// Skips JSON whitespace: byte by byte for a space or two, by blocks
+    /// for longer runs (indentation).
     #[inline]
     pub(crate) fn skip_whitespace(&mut self) {
-        while is_whitespace(self.peek()) {
+        if is_whitespace(self.peek()) {
             self.i += 1;
+            if is_whitespace(self.peek()) {
+                self.i = whitespace_end(self.s, self.i + 1);
+            }
         }
     }
 }
