@@ -34,25 +34,6 @@ fn string_special_lanes<const NON_ASCII: bool>(block: &[u8; BLOCK], e2: bool) ->
     }
 }
 
-/// The index of the first 64-byte run from `j` that holds a byte
-/// [`string_specials`] would flag (its start), or the start of the last
-/// partial run: skips quickly over long plain stretches of a string.
-#[inline]
-pub(crate) fn skip_plain_runs<const NON_ASCII: bool>(s: &[u8], mut j: usize, e2: bool) -> usize {
-    const RUN: usize = 4 * BLOCK;
-    while let Some(run) = s.get(j..j + RUN) {
-        let lanes = |k: usize| {
-            string_special_lanes::<NON_ASCII>(run[k * BLOCK..][..BLOCK].try_into().unwrap(), e2)
-        };
-        let any = (lanes(0) | lanes(1)) | (lanes(2) | lanes(3));
-        if any.to_bitmask() != 0 {
-            break;
-        }
-        j += RUN;
-    }
-    j
-}
-
 /// [`string_specials`] of the (up to) 16 bytes of `s` from `j <= s.len()`,
 /// and how many bytes the mask covers: 16, or fewer at the end of `s` (no
 /// bit is set past it).
@@ -172,14 +153,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn plain_runs_stop_at_the_run_holding_a_special() {
-        let mut text = vec![b'a'; 300];
-        text[200] = 0xE2;
-        assert_eq!(skip_plain_runs::<false>(&text, 3, false), 259); // the last whole run
-        assert_eq!(skip_plain_runs::<false>(&text, 3, true), 195); // 195..259 holds 200
-        assert_eq!(skip_plain_runs::<true>(&text, 3, false), 195);
     }
 }

@@ -3,7 +3,7 @@
 
 use memchr::memchr2;
 
-use super::block::{skip_plain_runs, string_specials_at, BLOCK};
+use super::block::{string_specials_at, BLOCK};
 use super::validate::Watch;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -67,7 +67,6 @@ pub(crate) fn scan_string<const UTF8: bool, W: Watch>(
     watch: &mut W,
 ) -> Option<usize> {
     let mut j = i + 1;
-    let mut plain = 0; // blocks in a row without a special byte
     loop {
         let (mut mask, covered) = string_specials_at::<UTF8>(s, j, W::LINE_SEPARATORS);
         loop {
@@ -76,14 +75,8 @@ pub(crate) fn scan_string<const UTF8: bool, W: Watch>(
                     return None; // the text ends inside the string
                 }
                 j += BLOCK;
-                plain += 1;
-                if plain >= 3 {
-                    // A long plain stretch (base64, say): 64 bytes a step.
-                    j = skip_plain_runs::<UTF8>(s, j, W::LINE_SEPARATORS);
-                }
                 break;
             }
-            plain = 0;
             let k = j + mask.trailing_zeros() as usize;
             let next = match s[k] {
                 b'"' => return Some(k + 1),
