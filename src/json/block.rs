@@ -34,6 +34,19 @@ fn string_special_lanes<const NON_ASCII: bool>(block: &[u8; BLOCK], e2: bool) ->
     }
 }
 
+/// Bytes per run: four blocks.
+pub(crate) const RUN: usize = 4 * BLOCK;
+
+/// [`string_specials`] of 64 bytes, bit `k` for byte `k`.
+#[inline(always)]
+pub(crate) fn string_specials_64<const NON_ASCII: bool>(run: &[u8], e2: bool) -> u64 {
+    let block = |k: usize| {
+        let bytes: &[u8; BLOCK] = run[k * BLOCK..(k + 1) * BLOCK].try_into().unwrap();
+        u64::from(string_specials::<NON_ASCII>(bytes, e2)) << (k * BLOCK)
+    };
+    block(0) | block(1) | block(2) | block(3)
+}
+
 /// [`string_specials`] of the (up to) 16 bytes of `s` from `j <= s.len()`,
 /// and how many bytes the mask covers: 16, or fewer at the end of `s` (no
 /// bit is set past it).

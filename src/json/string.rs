@@ -3,7 +3,7 @@
 
 use memchr::memchr2;
 
-use super::block::{string_specials_at, BLOCK};
+use super::block::{string_specials_64, string_specials_at, BLOCK, RUN};
 use super::validate::Watch;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -66,41 +66,76 @@ pub(crate) fn scan_string<const UTF8: bool, W: Watch>(
     i: usize,
     watch: &mut W,
 ) -> Option<usize> {
+    // Most strings end within 16 bytes; longer ones go 64 bytes a step, so
+    // that a window without a special byte is rare, and its branch predictable.
     let mut j = i + 1;
+    let mut wide = false;
     loop {
-        let (mut mask, covered) = string_specials_at::<UTF8>(s, j, W::LINE_SEPARATORS);
-        loop {
-            if mask == 0 {
-                if covered < BLOCK {
-                    return None; // the text ends inside the string
-                }
-                j += BLOCK;
-                break;
+        let (mask, covered, width) = match s.get(j..j + RUN) {
+            Some(run) if wide => (
+                string_specials_64::<UTF8>(run, W::LINE_SEPARATORS),
+                RUN,
+                RUN,
+            ),
+            _ => {
+                let (mask, covered) = string_specials_at::<UTF8>(s, j, W::LINE_SEPARATORS);
+                (u64::from(mask), covered, BLOCK)
             }
-            let k = j + mask.trailing_zeros() as usize;
-            let next = match s[k] {
-                b'"' => return Some(k + 1),
-                b'\\' => escape_end(s, k)?,
-                b if b >= 0x80 => {
-                    // Flagged for UTF-8 checking or, with LINE_SEPARATORS, as 0xE2.
-                    if W::LINE_SEPARATORS && is_line_separator(s, k) {
-                        watch.line_separator();
-                    }
-                    if UTF8 {
-                        utf8_end(s, k)?
-                    } else {
-                        k + 1
-                    }
-                }
-                _ => return None, // a raw control character
-            };
-            let used = next - j;
-            if used >= BLOCK {
-                j = next;
-                break;
-            }
-            mask &= u32::MAX << used;
+        };
+        match specials::<UTF8, W>(s, j, mask, covered, width, watch)? {
+            Window::StringEnd(end) => return Some(end),
+            Window::Next(next) => j = next,
         }
+        wide = true;
+    }
+}
+
+/// What the special bytes of a window of a string say.
+enum Window {
+    /// The closing quote ends just before this index.
+    StringEnd(usize),
+    /// The string goes on from this index.
+    Next(usize),
+}
+
+/// Handles the special bytes of the window `s[j..j + width]` (bit `k` of
+/// `mask` for `s[j + k]`; only `covered` bytes of the window exist).
+#[inline(always)]
+fn specials<const UTF8: bool, W: Watch>(
+    s: &[u8],
+    j: usize,
+    mut mask: u64,
+    covered: usize,
+    width: usize,
+    watch: &mut W,
+) -> Option<Window> {
+    loop {
+        if mask == 0 {
+            // The text ends inside the string, or the string goes on.
+            return (covered == width).then_some(Window::Next(j + width));
+        }
+        let k = j + mask.trailing_zeros() as usize;
+        let next = match s[k] {
+            b'"' => return Some(Window::StringEnd(k + 1)),
+            b'\\' => escape_end(s, k)?,
+            b if b >= 0x80 => {
+                // Flagged for UTF-8 checking or, with LINE_SEPARATORS, as 0xE2.
+                if W::LINE_SEPARATORS && is_line_separator(s, k) {
+                    watch.line_separator();
+                }
+                if UTF8 {
+                    utf8_end(s, k)?
+                } else {
+                    k + 1
+                }
+            }
+            _ => return None, // a raw control character
+        };
+        let used = next - j;
+        if used >= width {
+            return Some(Window::Next(next));
+        }
+        mask &= u64::MAX << used;
     }
 }
 
