@@ -164,6 +164,7 @@ impl Cursor<'_> {
     }
 
     /// `"name" :` and the whitespace after it, leaving the cursor on the value.
+    #[inline(always)]
     fn member_name<const UTF8: bool, W: Watch>(&mut self, watch: &mut W) -> bool {
         if self.peek() != b'"' {
             return false;
