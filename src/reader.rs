@@ -14,7 +14,7 @@ use std::num::NonZeroUsize;
 use memchr::{memchr, memrchr};
 
 use crate::error::Error;
-use crate::json::{is_json_text, trimmed_bounds};
+use crate::json::{find_newline, is_json_text, trimmed_bounds};
 use crate::jsonrpc::classify;
 use crate::message::{Message, RpcKind};
 
@@ -384,7 +384,7 @@ impl LineReader {
             None => self.tail,
         };
         let start = self.pos;
-        if let Some(k) = memchr(b'\n', &self.buf[start..limit]) {
+        if let Some(k) = find_newline(&self.buf[start..limit]) {
             self.pos = start + k + 1;
             return Framed::Line(start, start + k);
         }
