@@ -2,7 +2,7 @@
 //! are strings or numbers). Runs on text the validator has already accepted,
 //! so it only walks the top level and skips nested values without recursion.
 
-use crate::json::{skip_string, unescape_short, Cursor};
+use crate::json::{next_quote_or_bracket, skip_string, unescape_short, Cursor};
 use crate::message::RpcKind;
 
 /// The JSON-RPC kind of `text`, a valid JSON text without surrounding
@@ -213,7 +213,11 @@ impl Cursor<'_> {
     /// Skips the object or array at the cursor, however deep.
     fn skip_container(&mut self) {
         let mut depth = 0usize;
-        while let Some(&b) = self.s.get(self.i) {
+        loop {
+            self.i = next_quote_or_bracket(self.s, self.i);
+            let Some(&b) = self.s.get(self.i) else {
+                return;
+            };
             match b {
                 b'"' => {
                     self.i = skip_string(self.s, self.i);

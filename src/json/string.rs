@@ -1,9 +1,7 @@
 //! JSON strings: validating one (escapes, control characters, strict UTF-8),
 //! skipping one already validated, and decoding a short one for comparison.
 
-use memchr::memchr2;
-
-use super::block::{string_specials_64, string_specials_at, BLOCK, RUN};
+use super::block::{string_specials, string_specials_64, string_specials_at, BLOCK, RUN};
 use super::validate::Watch;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -191,7 +189,7 @@ fn escape_end(s: &[u8], i: usize) -> Option<usize> {
 /// `s[i]` is a non-ASCII byte: the index past the UTF-8 sequence it starts,
 /// if that is well formed (Unicode table 3-7: no overlong forms, no
 /// surrogates, nothing above U+10FFFF).
-#[inline]
+#[inline(always)]
 fn utf8_end(s: &[u8], i: usize) -> Option<usize> {
     let at = |k: usize| s.get(i + k).copied().unwrap_or(0);
     let is_cont = |b: u8| b & 0xC0 == 0x80;
@@ -217,18 +215,11 @@ fn utf8_end(s: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Skips the already validated string opening at `s[i] == b'"'`: the index
-/// past its closing quote.
+/// past its closing quote (the scanner of [`scan_string`], whose checks
+/// cannot fail on a valid text).
 #[inline]
 pub(crate) fn skip_string(s: &[u8], i: usize) -> usize {
-    let mut j = i + 1;
-    while let Some(k) = memchr2(b'"', b'\\', &s[j.min(s.len())..]) {
-        j += k;
-        if s[j] == b'"' {
-            return j + 1;
-        }
-        j += 2; // the backslash and the character it escapes
-    }
-    s.len()
+    scan_string::<false, ()>(s, i, &mut ()).unwrap_or(s.len())
 }
 
 /// A decoded string of at most 8 ASCII bytes (enough for every JSON-RPC member name).
@@ -254,7 +245,19 @@ pub(crate) fn unescape_short(s: &[u8], i: usize) -> (Option<Short>, usize) {
         bytes: [0; 8],
         len: 0,
     };
-    // The common case, a short name without escapes: copy it as it is.
+    // The common case, a name without escapes: found with one SIMD compare.
+    if let Some(block) = s.get(i + 1..i + 1 + BLOCK) {
+        let block: &[u8; BLOCK] = block.try_into().unwrap();
+        let k = string_specials::<false>(block, false).trailing_zeros() as usize;
+        if k < BLOCK && block[k] == b'"' {
+            if k > out.bytes.len() {
+                return (None, i + k + 2); // longer than any JSON-RPC name
+            }
+            out.bytes.copy_from_slice(&block[..8]);
+            out.len = k;
+            return (Some(out), i + k + 2);
+        }
+    }
     let body = s.get(i + 1..).unwrap_or_default();
     for (k, &b) in body.iter().take(out.bytes.len() + 1).enumerate() {
         match b {
