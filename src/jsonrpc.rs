@@ -1,30 +1,42 @@
 //! JSON-RPC 2.0 classification of a message (with MCP's rule that request ids
-//! are strings or numbers). Runs on text the validator has already accepted,
-//! so it only walks the top level and skips nested values without recursion.
+//! are strings or numbers), done while the validator walks the text: the
+//! validator reports where values start and end and where member names are
+//! ([`Watch`]), and [`Classifier`] keeps what the rules need. No second pass.
 
-use crate::json::{next_quote_or_bracket, skip_string, unescape_short, Cursor};
+use crate::json::{unescape_short, Watch};
 use crate::message::RpcKind;
 
-/// The JSON-RPC kind of `text`, a valid JSON text without surrounding
-/// whitespace, or `None` when it is not a JSON-RPC 2.0 message.
+/// Watches one text being validated and classifies it. Its verdict
+/// ([`Classifier::kind`]) means something only if the text was valid.
 ///
 /// Member names and string values are compared after unescaping; when a
 /// member name repeats, the last one wins (as in Python's `json.loads`).
-pub(crate) fn classify(text: &[u8]) -> Option<RpcKind> {
-    let mut c = Cursor::new(text);
-    match c.peek() {
-        b'{' => c.object(),
-        b'[' => c.batch(),
-        _ => None,
-    }
+pub(crate) struct Classifier<'a> {
+    s: &'a [u8],
+    /// The depth of the members of the message objects: 1 for one message,
+    /// 2 for the elements of a batch, 0 when the text is neither.
+    base: usize,
+    /// The message being read (in a batch: the current element).
+    message: Members,
+    /// The current element of a batch is an object.
+    element_is_object: bool,
+    /// The member of the message whose value is being read, and where it starts.
+    key: Key,
+    value_at: usize,
+    /// The `error` member being read is an object: its members.
+    error: Option<ErrorMembers>,
+    /// Messages classified so far (more than one only in a batch), and
+    /// whether each was a JSON-RPC message.
+    classified: usize,
+    all_valid: bool,
+    /// The verdict for one message.
+    single: Option<RpcKind>,
 }
 
-/// What a skipped value was.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Type {
     String,
     Integer,
-    /// A number with a fraction or an exponent (not an integer in JSON-RPC's sense).
     Real,
     Object,
     Array,
@@ -32,59 +44,96 @@ enum Type {
     Null,
 }
 
-/// The members that decide a message's kind (last occurrence wins).
+/// The member names the rules look at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Jsonrpc,
+    Method,
+    Id,
+    Params,
+    Result,
+    Error,
+    Code,
+    Message,
+    Other,
+}
+
+/// What one message object holds, as the rules need it.
 #[derive(Default)]
 struct Members {
+    /// `"jsonrpc"` present: whether its value is the string `"2.0"`.
     version_is_2_0: Option<bool>,
     method: Option<Type>,
     id: Option<Type>,
     params: Option<Type>,
     has_result: bool,
-    /// Present, and whether it is a well-formed error object.
+    /// `"error"` present: whether it is an object with an integer `code`
+    /// and a string `message`.
     error: Option<bool>,
 }
 
-/// The classifier's steps.
-impl Cursor<'_> {
-    /// A non-empty array of requests, notifications and responses.
-    fn batch(&mut self) -> Option<RpcKind> {
-        self.i += 1;
-        self.skip_whitespace();
-        if self.peek() == b']' {
-            return None;
-        }
-        loop {
-            if self.peek() != b'{' {
-                return None;
-            }
-            self.object()?;
-            self.skip_whitespace();
-            if self.peek() == b',' {
-                self.i += 1;
-                self.skip_whitespace();
-            } else {
-                return Some(RpcKind::Batch);
-            }
+/// The members of an `error` object that matter.
+struct ErrorMembers {
+    key: Key,
+    value_at: usize,
+    code: Option<Type>,
+    message: Option<Type>,
+}
+
+impl<'a> Classifier<'a> {
+    pub(crate) fn new(s: &'a [u8]) -> Self {
+        Classifier {
+            s,
+            base: 0,
+            message: Members::default(),
+            element_is_object: false,
+            key: Key::Other,
+            value_at: 0,
+            error: None,
+            classified: 0,
+            all_valid: true,
+            single: None,
         }
     }
 
-    /// One message object at the cursor.
-    fn object(&mut self) -> Option<RpcKind> {
-        let mut m = Members::default();
-        self.for_each_member(|c, name| match name {
-            b"jsonrpc" => m.version_is_2_0 = Some(c.string_equals(b"2.0")),
-            b"method" => m.method = Some(c.skip_value()),
-            b"id" => m.id = Some(c.skip_value()),
-            b"params" => m.params = Some(c.skip_value()),
-            b"result" => {
-                c.skip_value();
-                m.has_result = true;
+    /// The JSON-RPC kind of the text watched, or `None` when it is not a
+    /// JSON-RPC 2.0 message (or batch of them).
+    pub(crate) fn kind(&self) -> Option<RpcKind> {
+        match self.base {
+            1 => self.single,
+            2 => (self.classified > 0 && self.all_valid).then_some(RpcKind::Batch),
+            _ => None,
+        }
+    }
+
+    /// The value of the current member of the message ended at `end`.
+    fn member_value(&mut self, end: usize) {
+        let at = self.value_at;
+        let m = &mut self.message;
+        match self.key {
+            Key::Jsonrpc => {
+                let is_2_0 = self.s.get(at) == Some(&b'"')
+                    && unescape_short(self.s, at)
+                        .0
+                        .is_some_and(|v| v.as_bytes() == b"2.0");
+                m.version_is_2_0 = Some(is_2_0);
             }
-            b"error" => m.error = Some(c.error_object()),
-            _ => {
-                c.skip_value();
+            Key::Method => m.method = Some(type_of(self.s, at, end)),
+            Key::Id => m.id = Some(type_of(self.s, at, end)),
+            Key::Params => m.params = Some(type_of(self.s, at, end)),
+            Key::Result => m.has_result = true,
+            Key::Error => {
+                m.error = Some(self.error.take().is_some_and(|e| {
+                    e.code == Some(Type::Integer) && e.message == Some(Type::String)
+                }));
             }
-        });
+            _ => {}
+        }
+    }
+
+    /// A message object ended: its kind, by the rules.
+    fn message_kind(&self) -> Option<RpcKind> {
+        let m = &self.message;
         if m.version_is_2_0 != Some(true) {
             return None;
         }
@@ -113,127 +162,163 @@ impl Cursor<'_> {
             },
         }
     }
+}
 
-    /// An `error` member's value: an object with an integer `code` and a string `message`.
-    fn error_object(&mut self) -> bool {
-        if self.peek() != b'{' {
-            self.skip_value();
-            return false;
-        }
-        let (mut code, mut message) = (None, None);
-        self.for_each_member(|c, name| match name {
-            b"code" => code = Some(c.skip_value()),
-            b"message" => message = Some(c.skip_value()),
-            _ => {
-                c.skip_value();
-            }
-        });
-        code == Some(Type::Integer) && message == Some(Type::String)
-    }
+impl Watch for Classifier<'_> {
+    const STRUCTURE: bool = true;
 
-    /// Calls `visit` with each member's decoded name (empty when it is not a
-    /// short ASCII name) and the cursor on its value; `visit` must consume the value.
-    fn for_each_member(&mut self, mut visit: impl FnMut(&mut Self, &[u8])) {
-        self.i += 1; // '{'
-        self.skip_whitespace();
-        if self.peek() == b'}' {
-            self.i += 1;
-            return;
-        }
-        loop {
-            let (name, end) = unescape_short(self.s, self.i);
-            self.i = end;
-            self.skip_whitespace();
-            self.i += 1; // ':'
-            self.skip_whitespace();
-            visit(self, name.as_ref().map_or(&[][..], |n| n.as_bytes()));
-            self.skip_whitespace();
-            let separator = self.peek();
-            self.i += 1; // ',' or '}'
-            if separator != b',' {
-                return;
-            }
-            self.skip_whitespace();
+    #[inline(always)]
+    fn gap(&mut self, _: usize, _: usize) {}
+
+    // Most values are deep inside `params` or `result`: only the top levels
+    // matter, and the filter stays inline while the handling is not.
+
+    #[inline(always)]
+    fn value_start(&mut self, depth: usize, at: usize) {
+        if self.matters(depth) {
+            self.on_value_start(depth, at);
         }
     }
 
-    /// Consumes a string value and tells whether it equals `expected` once unescaped.
-    fn string_equals(&mut self, expected: &[u8]) -> bool {
-        if self.peek() != b'"' {
-            self.skip_value();
-            return false;
-        }
-        let (value, end) = unescape_short(self.s, self.i);
-        self.i = end;
-        value.is_some_and(|v| v.as_bytes() == expected)
-    }
-
-    /// Skips one value of any depth; says what it was.
-    fn skip_value(&mut self) -> Type {
-        match self.peek() {
-            b'"' => {
-                self.i = skip_string(self.s, self.i);
-                Type::String
-            }
-            open @ (b'{' | b'[') => {
-                self.skip_container();
-                if open == b'{' {
-                    Type::Object
-                } else {
-                    Type::Array
-                }
-            }
-            b't' => {
-                self.i += 4;
-                Type::Boolean
-            }
-            b'f' => {
-                self.i += 5;
-                Type::Boolean
-            }
-            b'n' => {
-                self.i += 4;
-                Type::Null
-            }
-            _ => {
-                let mut kind = Type::Integer;
-                while let Some(&b) = self.s.get(self.i) {
-                    match b {
-                        b'0'..=b'9' | b'-' | b'+' => {}
-                        b'.' | b'e' | b'E' => kind = Type::Real,
-                        _ => break,
-                    }
-                    self.i += 1;
-                }
-                kind
-            }
+    #[inline(always)]
+    fn value_end(&mut self, depth: usize, end: usize) {
+        if self.matters(depth) {
+            self.on_value_end(depth, end);
         }
     }
 
-    /// Skips the object or array at the cursor, however deep.
-    fn skip_container(&mut self) {
-        let mut depth = 0usize;
-        loop {
-            self.i = next_quote_or_bracket(self.s, self.i);
-            let Some(&b) = self.s.get(self.i) else {
-                return;
+    #[inline(always)]
+    fn member_name(&mut self, depth: usize, at: usize) {
+        if self.matters(depth) {
+            self.on_member_name(depth, at);
+        }
+    }
+}
+
+impl Classifier<'_> {
+    /// Events at this depth can change the verdict: the whole text, the
+    /// messages, their members, and the members of their `error` objects.
+    #[inline(always)]
+    fn matters(&self, depth: usize) -> bool {
+        depth == 0
+            || (self.base != 0 && depth <= self.base)
+            || (depth == self.base + 1 && self.error.is_some())
+    }
+
+    #[inline(never)]
+    fn on_value_start(&mut self, depth: usize, at: usize) {
+        let opens = self.s.get(at).copied();
+        if depth == 0 {
+            self.base = match opens {
+                Some(b'{') => 1,
+                Some(b'[') => 2,
+                _ => 0,
             };
-            match b {
-                b'"' => {
-                    self.i = skip_string(self.s, self.i);
-                    continue;
-                }
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        self.i += 1;
-                        return;
-                    }
-                }
+            self.message = Members::default();
+        } else if depth + 1 == self.base {
+            // An element of a batch.
+            self.element_is_object = opens == Some(b'{');
+            self.message = Members::default();
+        } else if depth == self.base {
+            self.value_at = at;
+            self.error = (self.key == Key::Error && opens == Some(b'{')).then_some(ErrorMembers {
+                key: Key::Other,
+                value_at: at,
+                code: None,
+                message: None,
+            });
+        } else if let Some(e) = &mut self.error {
+            e.value_at = at; // depth == base + 1: a member of the `error` object
+        }
+    }
+
+    #[inline(never)]
+    fn on_value_end(&mut self, depth: usize, end: usize) {
+        if self.base == 0 {
+            // Not JSON-RPC: nothing to learn.
+        } else if depth == self.base {
+            self.member_value(end);
+        } else if depth + 1 == self.base {
+            // A message ended (in a batch, an element).
+            let kind = if self.base == 1 || self.element_is_object {
+                self.message_kind()
+            } else {
+                None
+            };
+            self.single = kind;
+            self.classified += 1;
+            self.all_valid &= kind.is_some();
+        } else if let (Some(e), true) = (&mut self.error, depth == self.base + 1) {
+            let ty = Some(type_of(self.s, e.value_at, end));
+            match e.key {
+                Key::Code => e.code = ty,
+                Key::Message => e.message = ty,
                 _ => {}
             }
-            self.i += 1;
         }
+    }
+
+    #[inline(never)]
+    fn on_member_name(&mut self, depth: usize, at: usize) {
+        if depth == self.base {
+            self.key = key(self.s, at);
+        } else if depth == self.base + 1 && self.error.is_some() {
+            let key = key(self.s, at);
+            if let Some(e) = &mut self.error {
+                e.key = key;
+            }
+        }
+    }
+}
+
+/// The type of the value `s[at..end]`.
+fn type_of(s: &[u8], at: usize, end: usize) -> Type {
+    match s.get(at) {
+        Some(b'"') => Type::String,
+        Some(b'{') => Type::Object,
+        Some(b'[') => Type::Array,
+        Some(b't' | b'f') => Type::Boolean,
+        Some(b'n') => Type::Null,
+        _ => {
+            let number = s.get(at..end).unwrap_or_default();
+            if number.iter().any(|&b| matches!(b, b'.' | b'e' | b'E')) {
+                Type::Real
+            } else {
+                Type::Integer
+            }
+        }
+    }
+}
+
+/// The member name whose string opens at `s[at]`: compared as written first
+/// (names are rarely escaped), unescaped only when it holds a backslash.
+fn key(s: &[u8], at: usize) -> Key {
+    let name = s.get(at + 1..).unwrap_or_default();
+    let is = |word: &[u8]| name.get(word.len()) == Some(&b'"') && name.starts_with(word);
+    let key = match name.first() {
+        Some(b'j') if is(b"jsonrpc") => Key::Jsonrpc,
+        Some(b'm') if is(b"method") => Key::Method,
+        Some(b'm') if is(b"message") => Key::Message,
+        Some(b'i') if is(b"id") => Key::Id,
+        Some(b'p') if is(b"params") => Key::Params,
+        Some(b'r') if is(b"result") => Key::Result,
+        Some(b'e') if is(b"error") => Key::Error,
+        Some(b'c') if is(b"code") => Key::Code,
+        _ => Key::Other,
+    };
+    if key != Key::Other {
+        return key;
+    }
+    let (unescaped, _) = unescape_short(s, at);
+    match unescaped.as_ref().map_or(&[][..], |n| n.as_bytes()) {
+        b"jsonrpc" => Key::Jsonrpc,
+        b"method" => Key::Method,
+        b"id" => Key::Id,
+        b"params" => Key::Params,
+        b"result" => Key::Result,
+        b"error" => Key::Error,
+        b"code" => Key::Code,
+        b"message" => Key::Message,
+        _ => Key::Other,
     }
 }

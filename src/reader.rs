@@ -14,8 +14,8 @@ use std::num::NonZeroUsize;
 use memchr::{memchr, memrchr};
 
 use crate::error::Error;
-use crate::json::{find_newline, is_json_text, trimmed_bounds};
-use crate::jsonrpc::classify;
+use crate::json::{find_newline, is_json_text, trimmed_bounds, validate};
+use crate::jsonrpc::Classifier;
 use crate::message::{Message, RpcKind};
 
 /// The line limit a new reader starts with: 64 MiB.
@@ -404,14 +404,22 @@ impl LineReader {
     /// Is this trimmed, non-empty line a message? `None`: drop it silently.
     #[inline]
     fn judge(&self, line: &[u8]) -> Option<Verdict> {
-        let verdict = if !is_json_text(line) {
-            Verdict::ParseError
-        } else if !self.jsonrpc {
-            Verdict::Json(None)
+        let verdict = if !self.jsonrpc {
+            if is_json_text(line) {
+                Verdict::Json(None)
+            } else {
+                Verdict::ParseError
+            }
         } else {
-            match classify(line) {
-                Some(kind) => Verdict::Json(Some(kind)),
-                None => Verdict::InvalidJsonRpc,
+            // One pass: the classifier watches the validator.
+            let mut rpc = Classifier::new(line);
+            if !validate(line, &mut rpc) {
+                Verdict::ParseError
+            } else {
+                match rpc.kind() {
+                    Some(kind) => Verdict::Json(Some(kind)),
+                    None => Verdict::InvalidJsonRpc,
+                }
             }
         };
         match verdict {

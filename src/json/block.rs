@@ -118,29 +118,6 @@ pub(crate) fn find_newline(s: &[u8]) -> Option<usize> {
     s[i..].iter().position(|&b| b == b'\n').map(|k| i + k)
 }
 
-/// The index of the first `"`, `{`, `[`, `}` or `]` at or after `i`, or
-/// `s.len()`: what skipping a container of a valid text stops at.
-#[inline]
-pub(crate) fn next_quote_or_bracket(s: &[u8], mut i: usize) -> usize {
-    while let Some(block) = s.get(i..i + BLOCK) {
-        let v = u8x16::new(block.try_into().unwrap());
-        let found = v.simd_eq(u8x16::splat(b'"'))
-            | v.simd_eq(u8x16::splat(b'{'))
-            | v.simd_eq(u8x16::splat(b'['))
-            | v.simd_eq(u8x16::splat(b'}'))
-            | v.simd_eq(u8x16::splat(b']'));
-        let mask = found.to_bitmask();
-        if mask != 0 {
-            return i + mask.trailing_zeros() as usize;
-        }
-        i += BLOCK;
-    }
-    s[i..]
-        .iter()
-        .position(|&b| matches!(b, b'"' | b'{' | b'[' | b'}' | b']'))
-        .map_or(s.len(), |k| i + k)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,25 +185,6 @@ mod tests {
                     s[len - 1] = b'\n';
                 }
                 assert_eq!(find_newline(&s), Some(at), "len {len}");
-            }
-        }
-    }
-
-    #[test]
-    fn quotes_and_brackets_are_found_and_nothing_else() {
-        for b in 0..=255u8 {
-            let wanted = matches!(b, b'"' | b'{' | b'[' | b'}' | b']');
-            for len in [1, 16, 17, 40] {
-                for at in [0, len / 2, len - 1] {
-                    let mut s = vec![b'a'; len];
-                    s[at] = b;
-                    let found = next_quote_or_bracket(&s, 0);
-                    assert_eq!(
-                        found,
-                        if wanted { at } else { len },
-                        "byte {b:#x} at {at} of {len}"
-                    );
-                }
             }
         }
     }

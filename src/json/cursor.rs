@@ -1,10 +1,10 @@
-//! A position in a JSON text, shared by the validator and the JSON-RPC classifier.
+//! A position in a JSON text, and the moves every walker of JSON needs.
 
 use super::block::whitespace_end;
 use super::is_whitespace;
 
-/// The text and the index of the next byte to look at. Each module that
-/// walks JSON adds its own methods in its own `impl` block.
+/// The text and the index of the next byte to look at. The validator adds
+/// its steps in its own `impl` block.
 pub(crate) struct Cursor<'a> {
     pub(crate) s: &'a [u8],
     pub(crate) i: usize,

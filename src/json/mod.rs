@@ -10,9 +10,8 @@ mod nesting;
 mod string;
 mod validate;
 
-pub(crate) use block::{find_newline, next_quote_or_bracket};
-pub(crate) use cursor::Cursor;
-pub(crate) use string::{next_special, skip_string, unescape_short};
+pub(crate) use block::find_newline;
+pub(crate) use string::{next_special, unescape_short};
 pub(crate) use validate::{is_json_text, validate, Watch};
 
 /// JSON's insignificant whitespace: space, tab, line feed, carriage return. Nothing else.

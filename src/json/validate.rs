@@ -30,6 +30,22 @@ pub(crate) trait Watch {
 
     /// A string holds a raw U+2028 or U+2029 (only with `LINE_SEPARATORS`).
     fn line_separator(&mut self) {}
+
+    /// Whether to report the structure: where values start and end, where
+    /// member names are.
+    const STRUCTURE: bool = false;
+
+    /// A value starts at `text[at]`, `depth` containers deep (0: the whole
+    /// text; a member's or element's value: the depth of its container's
+    /// contents, 1 for the top level).
+    fn value_start(&mut self, _depth: usize, _at: usize) {}
+
+    /// The value that started last at `depth` ends just before `end`.
+    fn value_end(&mut self, _depth: usize, _end: usize) {}
+
+    /// A member name, a string, opens at `text[at]`, in an object whose
+    /// members are at `depth`: its value comes next, at the same depth.
+    fn member_name(&mut self, _depth: usize, _at: usize) {}
 }
 
 /// Validation only.
@@ -84,6 +100,9 @@ impl Cursor<'_> {
         loop {
             // A value starts here. Containers that are not empty push a level
             // and go round again for their first element.
+            if W::STRUCTURE {
+                watch.value_start(open.depth(), self.i);
+            }
             match self.peek() {
                 b'{' => {
                     self.i += 1;
@@ -92,7 +111,7 @@ impl Cursor<'_> {
                         self.i += 1;
                     } else {
                         open.push(true);
-                        if !self.member_name::<UTF8, W>(watch) {
+                        if !self.member_name::<UTF8, W>(watch, open.depth()) {
                             return false;
                         }
                         continue;
@@ -135,6 +154,9 @@ impl Cursor<'_> {
                 _ => return false,
             }
             // A value ended: close containers until one has another element.
+            if W::STRUCTURE {
+                watch.value_end(open.depth(), self.i);
+            }
             loop {
                 if open.depth() == 0 {
                     return true;
@@ -144,7 +166,7 @@ impl Cursor<'_> {
                     b',' => {
                         self.i += 1;
                         self.gap(watch);
-                        if open.in_object() && !self.member_name::<UTF8, W>(watch) {
+                        if open.in_object() && !self.member_name::<UTF8, W>(watch, open.depth()) {
                             return false;
                         }
                         break;
@@ -152,10 +174,16 @@ impl Cursor<'_> {
                     b'}' if open.in_object() => {
                         self.i += 1;
                         open.pop();
+                        if W::STRUCTURE {
+                            watch.value_end(open.depth(), self.i);
+                        }
                     }
                     b']' if !open.in_object() => {
                         self.i += 1;
                         open.pop();
+                        if W::STRUCTURE {
+                            watch.value_end(open.depth(), self.i);
+                        }
                     }
                     _ => return false,
                 }
@@ -165,9 +193,12 @@ impl Cursor<'_> {
 
     /// `"name" :` and the whitespace after it, leaving the cursor on the value.
     #[inline(always)]
-    fn member_name<const UTF8: bool, W: Watch>(&mut self, watch: &mut W) -> bool {
+    fn member_name<const UTF8: bool, W: Watch>(&mut self, watch: &mut W, depth: usize) -> bool {
         if self.peek() != b'"' {
             return false;
+        }
+        if W::STRUCTURE {
+            watch.member_name(depth, self.i);
         }
         match scan_string::<UTF8, W>(self.s, self.i, watch) {
             Some(end) => self.i = end,
