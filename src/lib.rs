@@ -13,7 +13,8 @@
 //! and the generated header `include/mcp_stdio.h`.
 //!
 //! The safe core (`reader`, `json`, `jsonrpc`, `encode`) has no `unsafe`;
-//! every `unsafe` lives in the C boundary, `ffi`.
+//! every `unsafe` lives in the C boundary, `ffi` (SIMD comes from the `wide`
+//! crate, which keeps its `unsafe` behind a safe API).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
