@@ -146,7 +146,10 @@ def main():
         return md_table(header, rows, ["l", "r"] + ["r"] * len(runners))
 
     runs = sorted({b["runs"] for b in reads})
-    md += [f"## Throughput, MB/s (10^6 input bytes per second; best of {'/'.join(map(str, runs))} run(s))", "",
+    settings = dict(kv.split("=", 1) for kv in dict(info).get("settings", "").split() if "=" in kv)
+    processes = settings.get("BENCH_PROCESSES", "1")
+    md += [f"## Throughput, MB/s (10^6 input bytes per second; best of {'/'.join(map(str, runs))} run(s) "
+           f"in each of {processes} process(es))", "",
            matrix("MB/s", mbps), "",
            "## Messages per second", "", matrix("msgs", si), ""]
 
