@@ -14,24 +14,19 @@ pub(crate) const BLOCK: usize = 16;
 /// scanner must stop at.
 #[inline(always)]
 pub(crate) fn string_specials<const NON_ASCII: bool>(block: &[u8; BLOCK], e2: bool) -> u32 {
-    string_special_lanes::<NON_ASCII>(block, e2).to_bitmask()
-}
-
-/// [`string_specials`] as lanes: the high bit of lane `k` is the bit `k`.
-#[inline(always)]
-fn string_special_lanes<const NON_ASCII: bool>(block: &[u8; BLOCK], e2: bool) -> u8x16 {
     let v = u8x16::new(*block);
     let quote = v.simd_eq(u8x16::splat(b'"'));
     let backslash = v.simd_eq(u8x16::splat(b'\\'));
     let control = v.min(u8x16::splat(0x1F)).simd_eq(v);
     let lanes = quote | backslash | control;
-    if NON_ASCII {
+    let lanes = if NON_ASCII {
         lanes | v // the high bit of a non-ASCII byte is set already
     } else if e2 {
         lanes | v.simd_eq(u8x16::splat(0xE2))
     } else {
         lanes
-    }
+    };
+    lanes.to_bitmask()
 }
 
 /// Bytes per run: four blocks.
@@ -187,6 +182,29 @@ mod tests {
                 assert_eq!(find_newline(&s), Some(at), "len {len}");
             }
         }
+    }
+
+    #[test]
+    fn runs_of_64_bytes_are_four_blocks_in_order() {
+        let run: Vec<u8> = (0..RUN)
+            .map(|k| [b'a', b'"', 0xE2, b'\\', 0x05, 0xC3, b'z'][k * 7 % 11 % 7])
+            .collect();
+        let scalar = |special: &dyn Fn(u8) -> bool| {
+            run.iter()
+                .enumerate()
+                .filter(|&(_, &b)| special(b))
+                .fold(0u64, |m, (k, _)| m | 1 << k)
+        };
+        let base = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        assert_eq!(string_specials_64::<false>(&run, false), scalar(&base));
+        assert_eq!(
+            string_specials_64::<false>(&run, true),
+            scalar(&|b| base(b) || b == 0xE2)
+        );
+        assert_eq!(
+            string_specials_64::<true>(&run, false),
+            scalar(&|b| base(b) || b >= 0x80)
+        );
     }
 
     #[test]
