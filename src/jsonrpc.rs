@@ -291,7 +291,7 @@ fn type_of(s: &[u8], at: usize, end: usize) -> Type {
 }
 
 /// The member name whose string opens at `s[at]`: compared as written first
-/// (names are rarely escaped), unescaped only when it holds a backslash.
+/// (names are rarely escaped), then unescaped, since `"\u0069d"` is `id` too.
 fn key(s: &[u8], at: usize) -> Key {
     let name = s.get(at + 1..).unwrap_or_default();
     let is = |word: &[u8]| name.get(word.len()) == Some(&b'"') && name.starts_with(word);
