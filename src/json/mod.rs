@@ -9,10 +9,12 @@ mod cursor;
 mod nesting;
 mod string;
 mod validate;
+mod watch;
 
 pub(crate) use block::find_newline;
 pub(crate) use string::{next_special, unescape_short};
-pub(crate) use validate::{is_json_text, validate, Watch};
+pub(crate) use validate::{is_json_text, validate};
+pub(crate) use watch::Watch;
 
 /// JSON's insignificant whitespace: space, tab, line feed, carriage return. Nothing else.
 #[inline]

@@ -2,7 +2,7 @@
 //! skipping one already validated, and decoding a short one for comparison.
 
 use super::block::{string_specials, string_specials_64, string_specials_at, BLOCK, RUN};
-use super::validate::Watch;
+use super::watch::Watch;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
