@@ -664,6 +664,18 @@ static int is_supported_version(JSpan v)
     return 0;
 }
 
+/* The end of a step of the session: counts it when it went well, marks the
+ * session failed otherwise. Returns 0 or -1, what the step returns. */
+static int step_end(Host *h, int ok)
+{
+    if (!ok) {
+        h->failed = 1;
+        return -1;
+    }
+    h->steps_ok++;
+    return 0;
+}
+
 /* initialize; sets *has_tools and *has_resources from the server's capabilities.
  * Returns 0 on success. */
 static int do_initialize(Host *h, int *has_tools, int *has_resources)
@@ -684,8 +696,7 @@ static int do_initialize(Host *h, int *has_tools, int *has_resources)
     if (!is_supported_version(version)) {
         log_msg("the server wants protocol version %.*s, which this host does not speak",
                 version.p ? (int)version.n : 4, version.p ? version.p : "null");
-        h->failed = 1;
-        return -1;
+        return step_end(h, 0);
     }
     JSpan caps = js_member(result, "capabilities");
     *has_tools = js_is_object(js_member(caps, "tools"));
@@ -696,8 +707,7 @@ static int do_initialize(Host *h, int *has_tools, int *has_resources)
     log_msg("connected to %.*s %.*s, protocol %.*s", name.p ? (int)name.n : 9,
             name.p ? name.p : "(unnamed)", sversion.p ? (int)sversion.n : 0,
             sversion.p ? sversion.p : "", (int)version.n, version.p);
-    h->steps_ok++;
-    return 0;
+    return step_end(h, 1);
 }
 
 /* tools/list, every page. Returns 0 if it worked and the expected tools are there. */
@@ -726,8 +736,7 @@ static int do_tools_list(Host *h)
         JSpan tools = js_member(result, "tools");
         if (!js_is_array(tools)) {
             log_msg("tools/list: the result has no tools array");
-            h->failed = 1;
-            return -1;
+            return step_end(h, 0);
         }
         size_t pos = 0;
         JSpan tool;
@@ -764,12 +773,7 @@ static int do_tools_list(Host *h)
             log_msg("tools/list does not offer the tool %s", cfg->tools[i].text);
             ok = 0;
         }
-    if (!ok) {
-        h->failed = 1;
-        return -1;
-    }
-    h->steps_ok++;
-    return 0;
+    return step_end(h, ok);
 }
 
 /* tools/call; prints the content. Returns 0 if the call succeeded and passed its check. */
@@ -788,8 +792,7 @@ static int do_tools_call(Host *h, const Call *c)
     JSpan content = js_member(result, "content");
     if (!js_is_array(content)) {
         log_msg("tools/call %s: the result has no content array", c->tool);
-        h->failed = 1;
-        return -1;
+        return step_end(h, 0);
     }
     int ok = 1, first = 1;
     size_t pos = 0;
@@ -813,12 +816,7 @@ static int do_tools_call(Host *h, const Call *c)
         log_msg("tools/call %s: the tool reported an error (isError true)", c->tool);
         ok = 0;
     }
-    if (!ok) {
-        h->failed = 1;
-        return -1;
-    }
-    h->steps_ok++;
-    return 0;
+    return step_end(h, ok);
 }
 
 /* resources/read; prints the contents. Returns 0 if it worked. */
@@ -835,8 +833,7 @@ static int do_resources_read(Host *h, const char *uri)
     JSpan contents = js_member(response_result(h), "contents");
     if (!js_is_array(contents)) {
         log_msg("resources/read %s: the result has no contents array", uri);
-        h->failed = 1;
-        return -1;
+        return step_end(h, 0);
     }
     size_t pos = 0;
     JSpan item;
@@ -851,8 +848,7 @@ static int do_resources_read(Host *h, const char *uri)
             print_escaped_line("blob", note, (size_t)n);
         }
     }
-    h->steps_ok++;
-    return 0;
+    return step_end(h, 1);
 }
 
 /* ------------------------------------------------------------------------ */
