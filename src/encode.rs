@@ -3,7 +3,7 @@
 use memchr::{memchr, memchr3};
 
 use crate::error::Error;
-use crate::json::{is_whitespace, next_special, trimmed_bounds, validate, Watch};
+use crate::json::{is_whitespace, next_special_or_non_ascii, trimmed_bounds, validate, Watch};
 
 /// How [`encode_into`] writes strings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -158,7 +158,7 @@ impl Minifier<'_, '_> {
                 }
                 Strings::Ascii => {
                     // Non-ASCII bytes and DEL (0x7F, ASCII but not printable).
-                    let special = next_special::<true>(s, j);
+                    let special = next_special_or_non_ascii(s, j);
                     memchr(0x7F, &s[j..special]).map_or(special, |k| j + k)
                 }
             };

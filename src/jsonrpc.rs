@@ -167,9 +167,6 @@ impl<'a> Classifier<'a> {
 impl Watch for Classifier<'_> {
     const STRUCTURE: bool = true;
 
-    #[inline(always)]
-    fn gap(&mut self, _: usize, _: usize) {}
-
     // Most values are deep inside `params` or `result`: only the top levels
     // matter, and the filter stays inline while the handling is not.
 

@@ -4,49 +4,18 @@
 use super::block::{string_specials, string_specials_64, string_specials_at, BLOCK, RUN};
 use super::watch::Watch;
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// Per byte of `w` (little-endian order), the high bit is set for a byte that
-/// a string scanner must look at: `"`, `\`, a control character (< 0x20),
-/// and, when `NON_ASCII`, a non-ASCII byte. Borrows only run upwards from a
-/// flagged byte, so the lowest flag is always exact (later flags may be
-/// spurious and are never used).
-#[inline(always)]
-fn special_bytes<const NON_ASCII: bool>(w: u64) -> u64 {
-    let quote = w ^ (ONES * u64::from(b'"'));
-    let backslash = w ^ (ONES * u64::from(b'\\'));
-    let is_quote = quote.wrapping_sub(ONES) & !quote;
-    let is_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    let is_control = w.wrapping_sub(ONES * 0x20) & !w;
-    let flags = is_quote | is_backslash | is_control;
-    if NON_ASCII {
-        (flags | w) & HIGHS
-    } else {
-        flags & HIGHS
-    }
-}
-
-/// The index of the first byte at or after `i` that needs a look (see
-/// [`special_bytes`]), or `s.len()`. Eight bytes per step.
-#[inline(always)]
-pub(crate) fn next_special<const NON_ASCII: bool>(s: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = s.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let mask = special_bytes::<NON_ASCII>(u64::from_le_bytes(word));
+/// The index of the first byte at or after `i` that a string scanner must
+/// look at (see [`string_specials`], non-ASCII bytes included), or
+/// `s.len()`. Sixteen bytes a step.
+pub(crate) fn next_special_or_non_ascii(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() {
+        let (mask, covered) = string_specials_at::<true>(s, i, false);
         if mask != 0 {
-            return i + (mask.trailing_zeros() / 8) as usize;
+            return i + mask.trailing_zeros() as usize;
         }
-        i += 8;
+        i += covered;
     }
-    while let Some(&b) = s.get(i) {
-        if b == b'"' || b == b'\\' || b < 0x20 || (NON_ASCII && b >= 0x80) {
-            return i;
-        }
-        i += 1;
-    }
-    i
+    s.len()
 }
 
 /// Checks the string that opens at `s[i] == b'"'`: escapes, no raw control
@@ -222,7 +191,7 @@ pub(crate) fn skip_string(s: &[u8], i: usize) -> usize {
     scan_string::<false, ()>(s, i, &mut ()).unwrap_or(s.len())
 }
 
-/// A decoded string of at most 8 ASCII bytes (enough for every JSON-RPC member name).
+/// A decoded string of at most 8 bytes (enough for every JSON-RPC member name).
 #[derive(Clone, Copy)]
 pub(crate) struct Short {
     bytes: [u8; 8],
@@ -256,18 +225,6 @@ pub(crate) fn unescape_short(s: &[u8], i: usize) -> (Option<Short>, usize) {
             out.bytes.copy_from_slice(&block[..8]);
             out.len = k;
             return (Some(out), i + k + 2);
-        }
-    }
-    let body = s.get(i + 1..).unwrap_or_default();
-    for (k, &b) in body.iter().take(out.bytes.len() + 1).enumerate() {
-        match b {
-            b'"' => {
-                out.bytes[..k].copy_from_slice(&body[..k]);
-                out.len = k;
-                return (Some(out), i + k + 2);
-            }
-            b'\\' => break,
-            _ => {}
         }
     }
     let mut j = i + 1;

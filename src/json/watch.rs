@@ -10,7 +10,7 @@ pub(crate) trait Watch {
 
     /// `text[from..to]` is whitespace between two tokens (whitespace
     /// around the value is not reported). Called in text order.
-    fn gap(&mut self, from: usize, to: usize);
+    fn gap(&mut self, _from: usize, _to: usize) {}
 
     /// A string holds a raw U+2028 or U+2029 (only with `LINE_SEPARATORS`).
     fn line_separator(&mut self) {}
@@ -33,7 +33,4 @@ pub(crate) trait Watch {
 }
 
 /// Validation only.
-impl Watch for () {
-    #[inline(always)]
-    fn gap(&mut self, _: usize, _: usize) {}
-}
+impl Watch for () {}
