@@ -215,6 +215,34 @@ fn report(cmd: &str, out: &Output) -> String {
 }
 
 /// Runs a command; a tool that cannot be started is a failure, not a skip.
+/// ASan and UBSan settings for a sanitized test program: leaks detected,
+/// every report fatal, stack traces printed.
+fn with_sanitizer_options(cmd: &mut Command) -> &mut Command {
+    cmd.env(
+        "ASAN_OPTIONS",
+        "detect_leaks=1:halt_on_error=1:abort_on_error=0",
+    )
+    .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+}
+
+/// Fails when a sanitized program's stderr holds a sanitizer report.
+fn no_sanitizer_report(desc: &str, out: &Output) -> Result<(), String> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for marker in [
+        "ERROR: AddressSanitizer",
+        "ERROR: LeakSanitizer",
+        "runtime error:",
+    ] {
+        if stderr.contains(marker) {
+            return Err(format!(
+                "sanitizer report ({marker})\n{}",
+                report(desc, out)
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn run(cmd: &mut Command) -> (String, Output) {
     let desc = describe(cmd);
     match cmd.output() {
@@ -518,27 +546,11 @@ fn c_tests_pass_under_asan_and_ubsan() {
         .map(|name| {
             let exe = work.path(&format!("{name}-asan"));
             let r = compile_c(&c_source(name), &exe, SANITIZE, &as_strs(&link)).and_then(|()| {
-                let (desc, out) = run(Command::new(&exe)
-                    .env_remove("LD_LIBRARY_PATH")
-                    .env(
-                        "ASAN_OPTIONS",
-                        "detect_leaks=1:halt_on_error=1:abort_on_error=0",
-                    )
-                    .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1"));
+                let (desc, out) = run(with_sanitizer_options(
+                    Command::new(&exe).env_remove("LD_LIBRARY_PATH"),
+                ));
                 let passed = check_program_output(&desc, &out)?;
-                let stderr = String::from_utf8_lossy(&out.stderr);
-                for marker in [
-                    "ERROR: AddressSanitizer",
-                    "ERROR: LeakSanitizer",
-                    "runtime error:",
-                ] {
-                    if stderr.contains(marker) {
-                        return Err(format!(
-                            "sanitizer report ({marker})\n{}",
-                            report(&desc, &out)
-                        ));
-                    }
-                }
+                no_sanitizer_report(&desc, &out)?;
                 Ok(passed)
             });
             (name.to_string(), r)
@@ -989,26 +1001,9 @@ fn c_panics_are_caught_at_the_boundary() {
     let asan = compile_c(&src, &asan_exe, SANITIZE, &as_strs(&link)).and_then(|()| {
         let mut cmd = Command::new(&asan_exe);
         program(&mut cmd);
-        cmd.env(
-            "ASAN_OPTIONS",
-            "detect_leaks=1:halt_on_error=1:abort_on_error=0",
-        )
-        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1");
-        let (desc, out) = run(&mut cmd);
+        let (desc, out) = run(with_sanitizer_options(&mut cmd));
         let passed = check_panic_program(&desc, &out, &fault_points)?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        for marker in [
-            "ERROR: AddressSanitizer",
-            "ERROR: LeakSanitizer",
-            "runtime error:",
-        ] {
-            if stderr.contains(marker) {
-                return Err(format!(
-                    "sanitizer report ({marker})\n{}",
-                    report(&desc, &out)
-                ));
-            }
-        }
+        no_sanitizer_report(&desc, &out)?;
         Ok(passed)
     });
     results.push(("asan+ubsan".to_string(), asan));
