@@ -8,7 +8,7 @@
 //! have copied it); message data is read before the next call. `run.sh`
 //! builds this target with AddressSanitizer, so a stray pointer shows.
 //!
-//! Input layout: as `reader_chunking` (limit, flags, split byte unused here,
+//! Input layout: `common::ChunkedInput` (limit, flags, split byte unused here,
 //! chunk lengths; a 0-length chunk is fed as `(NULL, 0)`), then the stream.
 
 #![no_main]
@@ -17,7 +17,7 @@ mod common;
 
 use std::ptr;
 
-use common::{drain, reader, Item, Settings};
+use common::{chunked_input, drain, reader, ChunkedInput, Item};
 use libfuzzer_sys::fuzz_target;
 use mcp_stdio::ffi::*;
 use mcp_stdio::{encode, encode_ascii, RpcKind};
@@ -111,21 +111,15 @@ fn check_encode(input: &[u8]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    if data.len() < 3 {
+    let Some(ChunkedInput {
+        settings: s,
+        split: _,
+        lens,
+        stream,
+    }) = chunked_input(data)
+    else {
         return;
-    }
-    let s = Settings {
-        max_line_len: (data[0] & 0x80 == 0).then(|| usize::from(data[0] & 0x3F) + 1),
-        skip_invalid: data[1] & 1 != 0,
-        jsonrpc: data[1] & 2 != 0,
     };
-    let n = usize::from((data[1] >> 2) & 0x0F);
-    let header = (3 + n).min(data.len());
-    let mut lens: Vec<usize> = data[3..header].iter().map(|&b| usize::from(b)).collect();
-    if lens.iter().all(|&l| l == 0) {
-        lens = vec![1];
-    }
-    let stream = &data[header..];
 
     let c = mcp_line_reader_new();
     assert!(!c.is_null());

@@ -1,12 +1,7 @@
 //! Chunking invariance: any chunking of a stream gives the same items.
 //!
-//! Input layout: `[limit] [flags] [split] [chunk lengths...] [stream...]`
-//! - `limit`: bit 7 set: no line limit; else a limit of `(limit & 63) + 1` (1..=64).
-//! - `flags`: bit 0 skip invalid lines, bit 1 JSON-RPC classification,
-//!   bits 2..=5: how many chunk-length bytes follow (0..=15).
-//! - `split`: where the stream is cut for the finish-and-continue check.
-//! - chunk lengths: the feeds' sizes, used in turn (cycling); 0 is an empty
-//!   feed. None (or all 0): one byte per feed.
+//! Input layout: `common::ChunkedInput` (limit, flags, split, chunk lengths,
+//! stream); `split` is where the stream is cut for the finish-and-continue check.
 //!
 //! Readings compared, kinds, rpc kinds and data (a too-long item's `len` is
 //! informational, so only its kind; its bounds are checked on their own):
@@ -29,8 +24,8 @@
 mod common;
 
 use common::{
-    check_against_lines, drain, expected_buffered_len, read_whole, reader, same_kinds, Item,
-    Settings,
+    check_against_lines, chunked_input, drain, expected_buffered_len, read_whole, reader,
+    same_kinds, ChunkedInput, Item, Settings,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -67,22 +62,15 @@ fn read_chunked(s: Settings, stream: &[u8], lens: &[usize], take_each: bool) -> 
 }
 
 fuzz_target!(|data: &[u8]| {
-    if data.len() < 3 {
+    let Some(ChunkedInput {
+        settings: s,
+        split,
+        lens,
+        stream,
+    }) = chunked_input(data)
+    else {
         return;
-    }
-    let s = Settings {
-        max_line_len: (data[0] & 0x80 == 0).then(|| usize::from(data[0] & 0x3F) + 1),
-        skip_invalid: data[1] & 1 != 0,
-        jsonrpc: data[1] & 2 != 0,
     };
-    let n = usize::from((data[1] >> 2) & 0x0F);
-    let split = data[2];
-    let header = (3 + n).min(data.len());
-    let mut lens: Vec<usize> = data[3..header].iter().map(|&b| usize::from(b)).collect();
-    if lens.iter().all(|&l| l == 0) {
-        lens = vec![1];
-    }
-    let stream = &data[header..];
 
     let whole = read_whole(s, stream);
     check_against_lines(s, stream, &whole);
