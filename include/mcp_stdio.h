@@ -205,7 +205,8 @@ enum McpRpcKind
    */
   MCP_RPC_RESPONSE = 3,
   /**
-   * `id` (or null) and an `error` object with an integer `code` and a string `message`.
+   * An `error` object with an integer `code` and a string `message`, and an
+   * `id` that is a string, a number, null or absent (MCP 2025-11-25 and later).
    */
   MCP_RPC_ERROR = 4,
   /**

@@ -155,7 +155,11 @@ impl<'a> Classifier<'a> {
             Some(_) => None,
             None => match (m.has_result, m.error) {
                 (true, None) if id_is_string_or_number => Some(RpcKind::Response),
-                (false, Some(true)) if id_is_string_or_number || m.id == Some(Type::Null) => {
+                // An error response's id may be null or absent (MCP 2025-11-25
+                // and later: the request's id could not be read).
+                (false, Some(true))
+                    if id_is_string_or_number || matches!(m.id, None | Some(Type::Null)) =>
+                {
                     Some(RpcKind::Error)
                 }
                 _ => None,

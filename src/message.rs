@@ -11,7 +11,8 @@ pub enum RpcKind {
     Notification,
     /// `id` (a string or a number) and `result` (any value, null included).
     Response,
-    /// `id` (possibly `null`) and an `error` object with an integer `code` and a string `message`.
+    /// An `error` object with an integer `code` and a string `message`, and an
+    /// `id` that is a string, a number, null or absent (MCP 2025-11-25 and later).
     Error,
     /// A non-empty array whose every element is one of the above.
     Batch,

@@ -71,6 +71,27 @@ fn error_responses() {
     }
 }
 
+/// MCP 2025-11-25 and later type an error response's id `id?: RequestId`:
+/// when the request's id could not be read it is left out (the Rust SDK
+/// does so). A success response still needs its id.
+#[test]
+fn an_error_response_may_omit_its_id() {
+    assert_eq!(
+        classify(r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#),
+        Some(Error)
+    );
+    assert_eq!(
+        classify(r#"[{"jsonrpc":"2.0","error":{"code":1,"message":"x"}}]"#),
+        Some(Batch)
+    );
+    assert_eq!(classify(r#"{"jsonrpc":"2.0","result":1}"#), None);
+    assert_eq!(
+        classify(r#"{"jsonrpc":"2.0","error":{"code":1}}"#),
+        None,
+        "still a whole error object"
+    );
+}
+
 #[test]
 fn batches() {
     assert_eq!(
@@ -127,7 +148,6 @@ fn not_json_rpc() {
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#,
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":null}}"#,
         r#"{"jsonrpc":"2.0","id":1,"error":"bad"}"#,
-        r#"{"jsonrpc":"2.0","error":{"code":1,"message":"x"}}"#,
     ] {
         assert_eq!(classify(line), None, "{line}");
     }

@@ -70,7 +70,8 @@ pub enum McpRpcKind {
     MCP_RPC_NOTIFICATION = 2,
     /// `id` (a string or a number) and `result` (any value, null included).
     MCP_RPC_RESPONSE = 3,
-    /// `id` (or null) and an `error` object with an integer `code` and a string `message`.
+    /// An `error` object with an integer `code` and a string `message`, and an
+    /// `id` that is a string, a number, null or absent (MCP 2025-11-25 and later).
     MCP_RPC_ERROR = 4,
     /// A non-empty array of the kinds above.
     MCP_RPC_BATCH = 5,
