@@ -42,7 +42,7 @@ impl McpBuffer {
 /// by this library and not changed since. Thread-safe for different buffers.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_buffer_free(buf: *mut McpBuffer) {
-    ffi_boundary!((), {
+    ffi_boundary!(mcp_buffer_free, (), {
         // SAFETY: NULL or valid and writable, by the caller's contract.
         let Some(buf) = (unsafe { buf.as_mut() }) else {
             return;
@@ -56,6 +56,6 @@ pub unsafe extern "C" fn mcp_buffer_free(buf: *mut McpBuffer) {
         }
         buf.data = ptr::null_mut();
         buf.len = 0;
-        fault_point("mcp_buffer_free");
+        fault_point();
     })
 }

@@ -34,8 +34,8 @@ pub unsafe extern "C" fn mcp_encode(
     flags: u32,
     out: *mut McpBuffer,
 ) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
-        fault_point("mcp_encode");
+    ffi_boundary!(mcp_encode, McpStatus::MCP_STATUS_PANIC, {
+        fault_point();
         if out.is_null() {
             return McpStatus::MCP_STATUS_NULL_ARGUMENT;
         }

@@ -2,6 +2,8 @@
 
 use std::ffi::{c_char, CStr};
 
+use super::boundary::fault_point;
+
 /// The ABI version of this header. It changes exactly when the ABI breaks, and
 /// it is the number in the shared library's SONAME (`libmcp_stdio.so.0`).
 /// Compare it with `mcp_stdio_abi_version()` at run time.
@@ -19,12 +21,18 @@ const VERSION: &CStr =
 /// Returns a static NUL-terminated string: never NULL, never to be freed. Thread-safe.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcp_stdio_version() -> *const c_char {
-    ffi_boundary!(VERSION.as_ptr(), { VERSION.as_ptr() })
+    ffi_boundary!(mcp_stdio_version, VERSION.as_ptr(), {
+        fault_point();
+        VERSION.as_ptr()
+    })
 }
 
 /// The library's ABI version: equal to `MCP_STDIO_ABI_VERSION` when the
 /// library and the header a program was compiled with agree. Thread-safe.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcp_stdio_abi_version() -> u32 {
-    ffi_boundary!(MCP_STDIO_ABI_VERSION, { MCP_STDIO_ABI_VERSION })
+    ffi_boundary!(mcp_stdio_abi_version, MCP_STDIO_ABI_VERSION, {
+        fault_point();
+        MCP_STDIO_ABI_VERSION
+    })
 }
