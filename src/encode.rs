@@ -50,9 +50,12 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
             copied_to: from,
             line_separators: false,
         };
-        if !validate(json, &mut copy) {
-            out.truncate(start);
-            return Err(Error::InvalidJson);
+        match validate(json, &mut copy) {
+            Ok(true) => {}
+            failed => {
+                out.truncate(start);
+                return Err(failed.err().unwrap_or(Error::InvalidJson));
+            }
         }
         if !copy.line_separators {
             copy.out.extend_from_slice(&json[copy.copied_to..to]);
@@ -61,7 +64,7 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
         }
         // Rare: strings need U+2028 or U+2029 escaped. Start again.
         out.truncate(start);
-    } else if !validate(json, &mut ()) {
+    } else if !validate(json, &mut ())? {
         return Err(Error::InvalidJson);
     }
     let strings = if options.ascii {

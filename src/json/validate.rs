@@ -4,41 +4,51 @@ use super::cursor::Cursor;
 use super::nesting::Nesting;
 use super::string::scan_string;
 use super::watch::Watch;
+use crate::error::Error;
 
 /// From this length on, UTF-8 is checked for the whole text at once, with
 /// SIMD (simdutf8); shorter texts check it inside strings, as they are
 /// scanned (a call and its setup cost more than a short line).
 const UTF8_UPFRONT: usize = 512;
 
-/// True when `text` is exactly one JSON text (RFC 8259) in valid UTF-8,
-/// optionally surrounded by JSON whitespace: what Python's `json.loads`
-/// accepts, minus `NaN` and `±Infinity`. Numbers of any size and lone
-/// surrogate escapes are valid; nesting depth is not limited (the stack of
-/// open containers costs one bit per level, on the heap past 64 levels).
-pub(crate) fn is_json_text(text: &[u8]) -> bool {
+/// `Ok(true)` when `text` is exactly one JSON text (RFC 8259) in valid
+/// UTF-8, optionally surrounded by JSON whitespace: what Python's
+/// `json.loads` accepts, minus `NaN` and `±Infinity`. Numbers of any size and
+/// lone surrogate escapes are valid; nesting depth is not limited: the stack
+/// of open containers costs one bit per level, on the heap past 64 levels,
+/// and `Err(OutOfMemory)` says that heap part could not grow.
+pub(crate) fn is_json_text(text: &[u8]) -> Result<bool, Error> {
     validate(text, &mut ())
 }
 
 /// [`is_json_text`], telling `watch` what it asks for. What it was told
 /// is meaningless when the text turns out invalid.
-pub(crate) fn validate<W: Watch>(text: &[u8], watch: &mut W) -> bool {
+pub(crate) fn validate<W: Watch>(text: &[u8], watch: &mut W) -> Result<bool, Error> {
     // Outside strings only ASCII is valid JSON, so strings are the only
     // place UTF-8 needs checking: either while scanning them, or up front.
     if text.len() < UTF8_UPFRONT {
         whole_text::<true, W>(text, watch)
+    } else if simdutf8::basic::from_utf8(text).is_ok() {
+        whole_text::<false, W>(text, watch)
     } else {
-        simdutf8::basic::from_utf8(text).is_ok() && whole_text::<false, W>(text, watch)
+        Ok(false)
     }
 }
 
 /// `UTF8`: strings check their UTF-8 as they are scanned.
-fn whole_text<const UTF8: bool, W: Watch>(text: &[u8], watch: &mut W) -> bool {
+fn whole_text<const UTF8: bool, W: Watch>(text: &[u8], watch: &mut W) -> Result<bool, Error> {
     let mut v = Cursor::new(text);
+    let mut open = Nesting::new();
     v.skip_whitespace();
-    v.value::<UTF8, W>(watch) && {
-        v.skip_whitespace();
-        v.i == text.len()
+    if !v.value::<UTF8, W>(watch, &mut open) {
+        return if open.out_of_memory() {
+            Err(Error::OutOfMemory)
+        } else {
+            Ok(false)
+        };
     }
+    v.skip_whitespace();
+    Ok(v.i == text.len())
 }
 
 /// The validator's steps.
@@ -59,9 +69,9 @@ impl Cursor<'_> {
         watch.gap(from, self.i);
     }
 
-    /// One value at the cursor (whitespace already skipped), containers included.
-    fn value<const UTF8: bool, W: Watch>(&mut self, watch: &mut W) -> bool {
-        let mut open = Nesting::new();
+    /// One value at the cursor (whitespace already skipped), containers
+    /// included, with `open` (empty) as the stack of open containers.
+    fn value<const UTF8: bool, W: Watch>(&mut self, watch: &mut W, open: &mut Nesting) -> bool {
         loop {
             // A value starts here. Containers that are not empty push a level
             // and go round again for their first element.
@@ -75,8 +85,7 @@ impl Cursor<'_> {
                     if self.peek() == b'}' {
                         self.i += 1;
                     } else {
-                        open.push(true);
-                        if !self.member_name::<UTF8, W>(watch, open.depth()) {
+                        if !open.push(true) || !self.member_name::<UTF8, W>(watch, open.depth()) {
                             return false;
                         }
                         continue;
@@ -88,7 +97,9 @@ impl Cursor<'_> {
                     if self.peek() == b']' {
                         self.i += 1;
                     } else {
-                        open.push(false);
+                        if !open.push(false) {
+                            return false;
+                        }
                         continue;
                     }
                 }
