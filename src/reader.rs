@@ -184,6 +184,14 @@ impl LineReader {
         self.buf.capacity()
     }
 
+    /// True when `bytes` (an address range) overlaps the memory of the
+    /// reader's buffer: bytes that feeding may move before reading them.
+    pub(crate) fn holds_bytes_at(&self, bytes: std::ops::Range<*const u8>) -> bool {
+        let buf = self.buf.as_ptr() as usize;
+        let buf_end = buf + self.buf.capacity();
+        (bytes.start as usize) < buf_end && (bytes.end as usize) > buf
+    }
+
     /// Appends a chunk of the stream. The chunk is copied; any chunking of the
     /// same stream gives the same items. Fails only when memory for the chunk
     /// cannot be allocated, and then changes nothing.
@@ -322,27 +330,44 @@ impl LineReader {
 
     /// The next item, in stream order, or `None` until more data (or `finish`)
     /// completes a line. A message's bytes are the line as received, trimmed.
+    ///
+    /// Judging a line allocates only for a line nested more than 64 levels
+    /// deep (one bit a level). Should that allocation fail, this aborts the
+    /// process, as `Vec::push` does; [`try_next_message`](Self::try_next_message)
+    /// reports it instead.
     #[inline]
     pub fn next_message(&mut self) -> Option<Message<'_>> {
+        match self.try_next_message() {
+            Ok(item) => item,
+            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<u64>()),
+        }
+    }
+
+    /// [`next_message`](Self::next_message), except that when memory for
+    /// judging the next line cannot be allocated it returns
+    /// `Err(Error::OutOfMemory)` and leaves that line in place: a later call
+    /// tries it again.
+    #[inline]
+    pub fn try_next_message(&mut self) -> Result<Option<Message<'_>>, Error> {
         if self.pos == self.tail && self.events.is_empty() && !self.shrink_pending {
-            return None; // no complete line: the common case with small chunks
+            return Ok(None); // no complete line: the common case with small chunks
         }
         self.take_next()
     }
 
-    /// `next_message` when there may be something to do.
+    /// `try_next_message` when there may be something to do.
     #[inline(never)]
-    fn take_next(&mut self) -> Option<Message<'_>> {
+    fn take_next(&mut self) -> Result<Option<Message<'_>>, Error> {
         if self.shrink_pending {
             // Compacting waits for the next append, which needs the room;
             // memory held by a big line is given back as soon as possible.
             self.reclaim_slow();
         }
         loop {
-            let (start, end) = match self.next_line() {
-                Framed::Line(start, end) => (start, end),
-                Framed::TooLong(len) => return Some(Message::TooLong { len }),
-                Framed::Nothing => return None,
+            let (start, end, ended_at_finish) = match self.next_line() {
+                Framed::Line(start, end, ended_at_finish) => (start, end, ended_at_finish),
+                Framed::TooLong(len) => return Ok(Some(Message::TooLong { len })),
+                Framed::Nothing => return Ok(None),
             };
             let raw_len = end - start;
             if raw_len > BIG_LINE {
@@ -350,26 +375,41 @@ impl LineReader {
             }
             if raw_len > self.max_line_len {
                 // A line that arrived whole in one chunk (or before the limit was lowered).
-                return Some(Message::TooLong { len: raw_len });
+                return Ok(Some(Message::TooLong { len: raw_len }));
             }
             let (from, to) = trimmed_bounds(&self.buf[start..end]);
             if from == to {
                 continue;
             }
-            let (start, end) = (start + from, start + to);
-            if let Some(verdict) = self.judge(&self.buf[start..end]) {
-                let line = &self.buf[start..end];
-                return Some(match verdict {
-                    Verdict::Json(rpc) => Message::Json { line, rpc },
-                    Verdict::ParseError => Message::ParseError { line },
-                    Verdict::InvalidJsonRpc => Message::InvalidJsonRpc { line },
-                });
+            let (from, to) = (start + from, start + to);
+            match self.judge(&self.buf[from..to]) {
+                Ok(Some(verdict)) => {
+                    let line = &self.buf[from..to];
+                    return Ok(Some(match verdict {
+                        Verdict::Json(rpc) => Message::Json { line, rpc },
+                        Verdict::ParseError => Message::ParseError { line },
+                        Verdict::InvalidJsonRpc => Message::InvalidJsonRpc { line },
+                    }));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    // Put the line back, as it was framed.
+                    self.pos = start;
+                    if ended_at_finish {
+                        self.events.push_front(Event {
+                            at: end,
+                            kind: EventKind::LineEnd,
+                        }); // into the room its pop left: no allocation
+                    }
+                    return Err(e);
+                }
             }
         }
     }
 
     /// Consumes what comes next in the buffer: a complete line (its bounds,
-    /// without the `\n`), a too-long report, or nothing when no line is complete.
+    /// without the `\n`, and whether `finish` ended it), a too-long report,
+    /// or nothing when no line is complete.
     #[inline]
     fn next_line(&mut self) -> Framed {
         let limit = match self.events.front() {
@@ -386,7 +426,7 @@ impl LineReader {
         let start = self.pos;
         if let Some(k) = find_newline(&self.buf[start..limit]) {
             self.pos = start + k + 1;
-            return Framed::Line(start, start + k);
+            return Framed::Line(start, start + k, false);
         }
         match self.events.front() {
             Some(&Event {
@@ -395,7 +435,7 @@ impl LineReader {
             }) if at == limit => {
                 self.events.pop_front();
                 self.pos = limit;
-                Framed::Line(start, limit)
+                Framed::Line(start, limit, true)
             }
             _ => Framed::Nothing,
         }
@@ -403,9 +443,9 @@ impl LineReader {
 
     /// Is this trimmed, non-empty line a message? `None`: drop it silently.
     #[inline]
-    fn judge(&self, line: &[u8]) -> Option<Verdict> {
+    fn judge(&self, line: &[u8]) -> Result<Option<Verdict>, Error> {
         let verdict = if !self.jsonrpc {
-            if is_json_text(line) {
+            if is_json_text(line)? {
                 Verdict::Json(None)
             } else {
                 Verdict::ParseError
@@ -413,7 +453,7 @@ impl LineReader {
         } else {
             // One pass: the classifier watches the validator.
             let mut rpc = Classifier::new(line);
-            if !validate(line, &mut rpc) {
+            if !validate(line, &mut rpc)? {
                 Verdict::ParseError
             } else {
                 match rpc.kind() {
@@ -422,11 +462,11 @@ impl LineReader {
                 }
             }
         };
-        match verdict {
+        Ok(match verdict {
             Verdict::Json(_) => Some(verdict),
             _ if self.skip_invalid => None,
             _ => Some(verdict),
-        }
+        })
     }
 
     /// Frames the bytes just appended at `buf[start..]`: settles a
@@ -451,6 +491,11 @@ impl LineReader {
                 self.bom = Bom::Settled;
             }
         }
+        if self.buf.len() - start > BIG_LINE {
+            // A huge chunk (of any lines, or of the rest of a too-long line
+            // dropped below): give its memory back once it is consumed.
+            self.shrink_pending = true;
+        }
         if self.dropping {
             match memchr(b'\n', &self.buf[start..]) {
                 None => {
@@ -462,10 +507,6 @@ impl LineReader {
                     self.dropping = false;
                 }
             }
-        }
-        if self.buf.len() - start > BIG_LINE {
-            // A huge chunk (of any lines): give its memory back once it is consumed.
-            self.shrink_pending = true;
         }
         let appended = &self.buf[start..];
         let last_newline = if appended.len() < 16 {
@@ -538,7 +579,8 @@ impl LineReader {
 
 /// What comes next in the buffer.
 enum Framed {
-    Line(usize, usize),
+    /// Start, end, and whether `finish` ended the line (rather than `\n`).
+    Line(usize, usize, bool),
     TooLong(usize),
     Nothing,
 }

@@ -33,8 +33,10 @@ const KNOWN_FLAGS: u32 = MCP_READER_SKIP_INVALID | MCP_READER_JSONRPC;
 /// Different readers are independent.
 pub struct McpLineReader {
     inner: LineReader,
-    /// Set while a call runs; still set afterwards only if that call panicked.
-    busy: bool,
+    /// Set when a call begins and cleared when it returns, so it stays set
+    /// only if that call panicked: the reader may be half-changed, and every
+    /// later call but free is refused with `MCP_STATUS_POISONED`.
+    poisoned: bool,
     /// `Send` but not `Sync`: one thread at a time, as documented for C.
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -118,27 +120,29 @@ impl From<Message<'_>> for McpMessage {
 }
 
 /// Runs `call` on the reader behind `reader`, after the NULL and poison
-/// checks. If `call` panics, `busy` stays set and the reader is poisoned.
+/// checks, which come before any check of the other arguments (done by
+/// `call`): a NULL reader is `MCP_STATUS_NULL_ARGUMENT` and a poisoned one
+/// `MCP_STATUS_POISONED`, whatever else was passed. If `call` panics, the
+/// reader stays marked poisoned.
 ///
 /// # Safety
 /// `reader` is NULL or a live pointer from `mcp_line_reader_new`, not in use
 /// by another call.
 pub(crate) unsafe fn with_reader(
     reader: *mut McpLineReader,
-    entry_point: &str,
     call: impl FnOnce(&mut LineReader) -> McpStatus,
 ) -> McpStatus {
     // SAFETY: NULL or valid and unaliased, by the caller's contract.
     let Some(handle) = (unsafe { reader.as_mut() }) else {
         return McpStatus::MCP_STATUS_NULL_ARGUMENT;
     };
-    if handle.busy {
+    if handle.poisoned {
         return McpStatus::MCP_STATUS_POISONED;
     }
-    handle.busy = true;
-    fault_point(entry_point);
+    handle.poisoned = true;
+    fault_point();
     let status = call(&mut handle.inner);
-    handle.busy = false;
+    handle.poisoned = false;
     status
 }
 
@@ -149,15 +153,15 @@ pub(crate) unsafe fn with_reader(
 /// Thread-safe.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcp_line_reader_new() -> *mut McpLineReader {
-    ffi_boundary!(ptr::null_mut(), {
-        fault_point("mcp_line_reader_new");
+    ffi_boundary!(mcp_line_reader_new, ptr::null_mut(), {
+        fault_point();
         let layout = Layout::new::<McpLineReader>();
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) }.cast::<McpLineReader>();
         if !raw.is_null() {
             let handle = McpLineReader {
                 inner: LineReader::new(),
-                busy: false,
+                poisoned: false,
                 _not_sync: PhantomData,
             };
             // SAFETY: freshly allocated with the layout of `McpLineReader`;
@@ -184,22 +188,26 @@ pub unsafe extern "C" fn mcp_line_reader_set_max_line_len(
     reader: *mut McpLineReader,
     max_len: usize,
 ) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            with_reader(reader, "mcp_line_reader_set_max_line_len", |r| {
-                if max_len == 0 {
-                    return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
-                }
-                r.set_max_line_len(if max_len == usize::MAX {
-                    None
-                } else {
-                    NonZeroUsize::new(max_len)
-                });
-                McpStatus::MCP_STATUS_OK
-            })
+    ffi_boundary!(
+        mcp_line_reader_set_max_line_len,
+        McpStatus::MCP_STATUS_PANIC,
+        {
+            // SAFETY: forwarded caller contract.
+            unsafe {
+                with_reader(reader, |r| {
+                    if max_len == 0 {
+                        return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+                    }
+                    r.set_max_line_len(if max_len == usize::MAX {
+                        None
+                    } else {
+                        NonZeroUsize::new(max_len)
+                    });
+                    McpStatus::MCP_STATUS_OK
+                })
+            }
         }
-    })
+    )
 }
 
 /// Sets the reader's flags: a bitwise OR of `MCP_READER_SKIP_INVALID` and
@@ -216,10 +224,10 @@ pub unsafe extern "C" fn mcp_line_reader_set_flags(
     reader: *mut McpLineReader,
     flags: u32,
 ) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
+    ffi_boundary!(mcp_line_reader_set_flags, McpStatus::MCP_STATUS_PANIC, {
         // SAFETY: forwarded caller contract.
         unsafe {
-            with_reader(reader, "mcp_line_reader_set_flags", |r| {
+            with_reader(reader, |r| {
                 if flags & !KNOWN_FLAGS != 0 {
                     return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
                 }
@@ -233,12 +241,15 @@ pub unsafe extern "C" fn mcp_line_reader_set_flags(
 
 /// Appends `len` bytes read from the stream. The bytes are copied: `data` is
 /// not kept after the call. Any chunking of a stream gives the same items.
-/// `(NULL, 0)` is a valid empty chunk.
+/// `(NULL, 0)` is a valid empty chunk. `data` may point into this reader's
+/// own buffer (the data of the message just taken, fed back): such bytes are
+/// copied aside before anything in the buffer moves.
 ///
 /// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (reader NULL, or data
 /// NULL with `len` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`len` > PTRDIFF_MAX),
 /// `MCP_STATUS_OUT_OF_MEMORY` (nothing was appended; the reader is still
-/// usable) or `MCP_STATUS_POISONED`. Invalidates the data of the last message taken.
+/// usable) or `MCP_STATUS_POISONED`. The reader is checked before `data` and
+/// `len`. Invalidates the data of the last message taken.
 ///
 /// # Safety
 /// `reader` is NULL or a live reader, not used by another thread during the
@@ -249,14 +260,27 @@ pub unsafe extern "C" fn mcp_line_reader_feed(
     data: *const u8,
     len: usize,
 ) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
-        // SAFETY: `data` points to `len` readable bytes, by the caller's contract.
-        let chunk = match unsafe { bytes_in(data, len) } {
-            Ok(chunk) => chunk,
-            Err(status) => return status,
+    ffi_boundary!(mcp_line_reader_feed, McpStatus::MCP_STATUS_PANIC, {
+        let feed = |r: &mut LineReader| {
+            // SAFETY: `data` points to `len` readable bytes, by the caller's contract.
+            let chunk = match unsafe { bytes_in(data, len) } {
+                Ok(chunk) => chunk,
+                Err(status) => return status,
+            };
+            if !r.holds_bytes_at(chunk.as_ptr_range()) {
+                return r.feed(chunk).into();
+            }
+            // The chunk is part of the buffer that feeding may move or
+            // reallocate: copy it first.
+            let mut copy = Vec::new();
+            if copy.try_reserve_exact(chunk.len()).is_err() {
+                return McpStatus::MCP_STATUS_OUT_OF_MEMORY;
+            }
+            copy.extend_from_slice(chunk);
+            r.feed(&copy).into()
         };
         // SAFETY: forwarded caller contract.
-        unsafe { with_reader(reader, "mcp_line_reader_feed", |r| r.feed(chunk).into()) }
+        unsafe { with_reader(reader, feed) }
     })
 }
 
@@ -265,9 +289,12 @@ pub unsafe extern "C" fn mcp_line_reader_feed(
 ///
 /// Returns `MCP_STATUS_OK` and writes `*out`, or `MCP_STATUS_NO_MESSAGE` (no
 /// complete line buffered; `*out` untouched), `MCP_STATUS_NULL_ARGUMENT`
-/// (reader or out NULL) or `MCP_STATUS_POISONED`. `out->data` borrows the
-/// reader's buffer: it stays valid until the next call on this reader
-/// (including `mcp_line_reader_free`); copy what you keep.
+/// (reader or out NULL), `MCP_STATUS_OUT_OF_MEMORY` (the line nests so deep
+/// that its stack of open containers, one bit a level, could not be
+/// allocated; the line stays in place, and the next call tries it again) or
+/// `MCP_STATUS_POISONED`. `out->data` borrows the reader's buffer: it stays
+/// valid until the next call on this reader (including
+/// `mcp_line_reader_free`); copy what you keep, or feed it back.
 ///
 /// # Safety
 /// `reader` is NULL or a live reader, not used by another thread during the
@@ -277,23 +304,23 @@ pub unsafe extern "C" fn mcp_line_reader_next_message(
     reader: *mut McpLineReader,
     out: *mut McpMessage,
 ) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
-        if out.is_null() {
-            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
-        }
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            with_reader(reader, "mcp_line_reader_next_message", |r| {
-                match r.next_message() {
-                    Some(message) => {
-                        // SAFETY: `out` is non-null and writable, by the caller's contract.
-                        out.write(message.into());
-                        McpStatus::MCP_STATUS_OK
-                    }
-                    None => McpStatus::MCP_STATUS_NO_MESSAGE,
+    ffi_boundary!(mcp_line_reader_next_message, McpStatus::MCP_STATUS_PANIC, {
+        let next = |r: &mut LineReader| {
+            if out.is_null() {
+                return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+            }
+            match r.try_next_message() {
+                Ok(Some(message)) => {
+                    // SAFETY: `out` is non-null and writable, by the caller's contract.
+                    unsafe { out.write(message.into()) };
+                    McpStatus::MCP_STATUS_OK
                 }
-            })
-        }
+                Ok(None) => McpStatus::MCP_STATUS_NO_MESSAGE,
+                Err(e) => e.into(),
+            }
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { with_reader(reader, next) }
     })
 }
 
@@ -310,9 +337,9 @@ pub unsafe extern "C" fn mcp_line_reader_next_message(
 /// `reader` is NULL or a live reader, not used by another thread during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_line_reader_finish(reader: *mut McpLineReader) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
+    ffi_boundary!(mcp_line_reader_finish, McpStatus::MCP_STATUS_PANIC, {
         // SAFETY: forwarded caller contract.
-        unsafe { with_reader(reader, "mcp_line_reader_finish", |r| r.finish().into()) }
+        unsafe { with_reader(reader, |r| r.finish().into()) }
     })
 }
 
@@ -326,11 +353,11 @@ pub unsafe extern "C" fn mcp_line_reader_finish(reader: *mut McpLineReader) -> M
 /// during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_line_reader_buffered_len(reader: *const McpLineReader) -> usize {
-    ffi_boundary!(0, {
+    ffi_boundary!(mcp_line_reader_buffered_len, 0, {
         // SAFETY: NULL or valid, by the caller's contract.
         match unsafe { reader.as_ref() } {
-            Some(handle) if !handle.busy => {
-                fault_point("mcp_line_reader_buffered_len");
+            Some(handle) if !handle.poisoned => {
+                fault_point();
                 handle.inner.buffered_len()
             }
             _ => 0,
@@ -346,12 +373,12 @@ pub unsafe extern "C" fn mcp_line_reader_buffered_len(reader: *const McpLineRead
 /// not used by another thread during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_line_reader_free(reader: *mut McpLineReader) {
-    ffi_boundary!((), {
+    ffi_boundary!(mcp_line_reader_free, (), {
         if !reader.is_null() {
             // SAFETY: allocated by `mcp_line_reader_new` with the global allocator
             // and this type's layout, and not freed before (caller's contract).
             drop(unsafe { Box::from_raw(reader) });
-            fault_point("mcp_line_reader_free");
+            fault_point();
         }
     })
 }
