@@ -3,6 +3,7 @@
 
 use std::ffi::c_int;
 use std::io;
+use std::time::{Duration, Instant};
 
 use super::boundary::fault_point;
 use super::reader::with_reader;
@@ -46,7 +47,9 @@ fn set_errno(value: c_int) {
 /// items with `mcp_line_reader_next_message`. An interrupted read (EINTR) is
 /// retried. POSIX only.
 ///
-/// Returns, with `*nread` (when `nread` is not NULL) set to the bytes read:
+/// Returns, with `*nread` (when `nread` is not NULL) set to the bytes read
+/// on every return, failures included (a count is an out-parameter that is
+/// always written, so the caller never reads a stale one):
 /// - `MCP_STATUS_OK`: `*nread` > 0 bytes were read;
 /// - `MCP_STATUS_WOULD_BLOCK`: `fd` is non-blocking and has nothing now
 ///   (EAGAIN); `*nread` = 0; poll(2) it;
@@ -54,7 +57,7 @@ fn set_errno(value: c_int) {
 ///   `*nread` = 0; call `mcp_line_reader_finish` for a last line without `\n`;
 /// - `MCP_STATUS_IO_ERROR`: read(2) failed; `errno` says why; `*nread` = 0;
 /// - `MCP_STATUS_NULL_ARGUMENT` (reader NULL), `MCP_STATUS_OUT_OF_MEMORY`,
-///   `MCP_STATUS_POISONED`: nothing was read.
+///   `MCP_STATUS_POISONED`: nothing was read; `*nread` = 0.
 ///
 /// Invalidates the data of the last message taken. Blocks when `fd` is a
 /// blocking descriptor with nothing to read.
@@ -69,7 +72,7 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
     fd: c_int,
     nread: *mut usize,
 ) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
+    ffi_boundary!(mcp_line_reader_read_fd, McpStatus::MCP_STATUS_PANIC, {
         let mut got = 0usize;
         let mut failure = 0;
         let read_once = |r: &mut LineReader| {
@@ -106,8 +109,8 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
             }
         };
         // SAFETY: forwarded caller contract.
-        let status = unsafe { with_reader(reader, "mcp_line_reader_read_fd", read_once) };
-        if !nread.is_null() && status != McpStatus::MCP_STATUS_NULL_ARGUMENT {
+        let status = unsafe { with_reader(reader, read_once) };
+        if !nread.is_null() {
             // SAFETY: non-null and writable, by the caller's contract.
             unsafe { nread.write(got) };
         }
@@ -120,14 +123,18 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
 
 /// Writes all `len` bytes of `data` to `fd`: short writes are continued,
 /// EINTR is retried, and on a non-blocking `fd` EAGAIN is waited out with
-/// poll(2). POSIX only. `(NULL, 0)` writes nothing and succeeds.
+/// poll(2), for as long as it takes (`mcp_write_all_deadline` bounds the
+/// wait). POSIX only. `(NULL, 0)` writes nothing and succeeds.
 ///
 /// Never raises SIGPIPE: the signal is blocked for the calling thread during
 /// the call and the one its write raised is consumed, so a peer that closed
 /// its end gives `MCP_STATUS_BROKEN_PIPE` instead of killing the process,
-/// whatever the process's SIGPIPE disposition (which is not touched). Your
-/// own write(2) calls elsewhere still need `signal(SIGPIPE, SIG_IGN)` or
-/// MSG_NOSIGNAL.
+/// whatever the process's SIGPIPE disposition (which is not touched). A
+/// SIGPIPE that was already pending stays pending (on Linux exactly; where
+/// the system cannot tell a thread's pending signals from the process's, a
+/// SIGPIPE pending before the call leaves the one the call raised pending
+/// too). Your own write(2) calls elsewhere still need
+/// `signal(SIGPIPE, SIG_IGN)` or MSG_NOSIGNAL.
 ///
 /// Returns `MCP_STATUS_OK` (all written), `MCP_STATUS_BROKEN_PIPE` (EPIPE;
 /// part of the data may have been written), `MCP_STATUS_IO_ERROR` (`errno`
@@ -140,69 +147,170 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
 /// `data` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_write_all(fd: c_int, data: *const u8, len: usize) -> McpStatus {
-    ffi_boundary!(McpStatus::MCP_STATUS_PANIC, {
-        fault_point("mcp_write_all");
+    ffi_boundary!(mcp_write_all, McpStatus::MCP_STATUS_PANIC, {
+        fault_point();
         // SAFETY: `data` points to `len` readable bytes, by the caller's contract.
-        let mut rest = match unsafe { bytes_in(data, len) } {
-            Ok(bytes) => bytes,
-            Err(status) => return status,
-        };
-        let guard = SigpipeGuard::new();
-        while !rest.is_empty() {
-            // SAFETY: `rest` is a valid slice; write(2) only reads it.
-            let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-            if n > 0 {
-                rest = &rest[n as usize..];
-                continue;
-            }
-            let errno = if n == 0 { libc::EIO } else { last_errno() };
-            match errno {
-                libc::EINTR => {}
-                e if e == libc::EAGAIN || e == libc::EWOULDBLOCK => {
-                    if let Err(e) = wait_writable(fd) {
-                        drop(guard);
-                        set_errno(e);
-                        return McpStatus::MCP_STATUS_IO_ERROR;
-                    }
-                }
-                libc::EPIPE => {
-                    guard.consume_raised();
-                    drop(guard);
-                    set_errno(libc::EPIPE);
-                    return McpStatus::MCP_STATUS_BROKEN_PIPE;
-                }
-                e => {
-                    drop(guard);
-                    set_errno(e);
-                    return McpStatus::MCP_STATUS_IO_ERROR;
-                }
-            }
+        match unsafe { bytes_in(data, len) } {
+            Ok(bytes) => write_all(fd, bytes, None).0,
+            Err(status) => status,
         }
-        McpStatus::MCP_STATUS_OK
     })
 }
 
-/// Waits until `fd` can take more data (or reports an error/hang-up, which
-/// the next write then reports precisely).
-fn wait_writable(fd: c_int) -> Result<(), c_int> {
+/// `mcp_write_all` with a deadline: gives up with `MCP_STATUS_TIMED_OUT` when
+/// `fd` has not taken all of `data` within `timeout_ms` milliseconds of the
+/// call (0: only what it takes without waiting; negative: no limit, as
+/// `mcp_write_all`). A peer that stops reading can then not hang the host.
+/// `*written` (when `written` is not NULL) is set on every return to the
+/// bytes written: after `MCP_STATUS_TIMED_OUT` (or `BROKEN_PIPE`, or
+/// `IO_ERROR`) a line may have been written in part, and the rest
+/// (`data + *written`) must follow before anything else, or the stream is
+/// corrupt. POSIX only.
+///
+/// The deadline is exact on a non-blocking `fd`. On a blocking one the call
+/// waits with poll(2) and then writes at most PIPE_BUF bytes at a time, which
+/// a pipe that poll(2) called writable takes without blocking; a blocking
+/// socket may still block past the deadline: make it non-blocking.
+///
+/// Returns what `mcp_write_all` returns, or `MCP_STATUS_TIMED_OUT`.
+/// Thread-safe, as `mcp_write_all`.
+///
+/// # Safety
+/// `data` is NULL or points to `len` readable bytes; `written` is NULL or
+/// points to a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_write_all_deadline(
+    fd: c_int,
+    data: *const u8,
+    len: usize,
+    timeout_ms: i32,
+    written: *mut usize,
+) -> McpStatus {
+    ffi_boundary!(mcp_write_all_deadline, McpStatus::MCP_STATUS_PANIC, {
+        fault_point();
+        // SAFETY: `data` points to `len` readable bytes, by the caller's contract.
+        let (status, done) = match unsafe { bytes_in(data, len) } {
+            Ok(bytes) => {
+                let deadline = u64::try_from(timeout_ms)
+                    .ok()
+                    .map(|ms| Instant::now() + Duration::from_millis(ms));
+                write_all(fd, bytes, deadline)
+            }
+            Err(status) => (status, 0),
+        };
+        if !written.is_null() {
+            // SAFETY: non-null and writable, by the caller's contract.
+            unsafe { written.write(done) };
+        }
+        status
+    })
+}
+
+/// Writes `data` to `fd` until all of it is written, the peer is gone, a
+/// call fails or `deadline` passes. Returns the status and the bytes written;
+/// `errno` is left as the failing call set it.
+fn write_all(fd: c_int, data: &[u8], deadline: Option<Instant>) -> (McpStatus, usize) {
+    // With a deadline on a blocking descriptor, wait first and write what a
+    // writable pipe surely takes; otherwise write all that is left at once.
+    let wait_first = deadline.is_some() && !is_nonblocking(fd);
+    let mut done = 0;
+    let guard = SigpipeGuard::new();
+    let failure = loop {
+        if done == data.len() {
+            return (McpStatus::MCP_STATUS_OK, done);
+        }
+        let rest = &data[done..];
+        let step = if wait_first {
+            if let Err(failure) = wait_writable(fd, deadline) {
+                break failure;
+            }
+            rest.len().min(libc::PIPE_BUF)
+        } else {
+            rest.len()
+        };
+        // SAFETY: `rest[..step]` is a valid slice; write(2) only reads it.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), step) };
+        if n > 0 {
+            done += n as usize;
+            continue;
+        }
+        match if n == 0 { libc::EIO } else { last_errno() } {
+            libc::EINTR => {}
+            e if e == libc::EAGAIN || e == libc::EWOULDBLOCK => {
+                if let Err(failure) = wait_writable(fd, deadline) {
+                    break failure;
+                }
+            }
+            libc::EPIPE => {
+                guard.consume_raised();
+                break Failure::Errno(libc::EPIPE);
+            }
+            e => break Failure::Errno(e),
+        }
+    };
+    drop(guard); // restoring the mask may change errno: set it after
+    let status = match failure {
+        Failure::TimedOut => McpStatus::MCP_STATUS_TIMED_OUT,
+        Failure::Errno(e) => {
+            set_errno(e);
+            if e == libc::EPIPE {
+                McpStatus::MCP_STATUS_BROKEN_PIPE
+            } else {
+                McpStatus::MCP_STATUS_IO_ERROR
+            }
+        }
+    };
+    (status, done)
+}
+
+/// Why a write loop stopped early.
+enum Failure {
+    Errno(c_int),
+    TimedOut,
+}
+
+fn is_nonblocking(fd: c_int) -> bool {
+    // SAFETY: F_GETFL only reads the descriptor's flags (-1 for a bad one,
+    // which the write then reports).
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    flags != -1 && flags & libc::O_NONBLOCK != 0
+}
+
+/// Waits until `fd` can take more data (or reports an error or hang-up,
+/// which the next write then reports precisely), at most until `deadline`.
+fn wait_writable(fd: c_int, deadline: Option<Instant>) -> Result<(), Failure> {
     let mut pfd = libc::pollfd {
         fd,
         events: libc::POLLOUT,
         revents: 0,
     };
     loop {
+        let timeout = match deadline {
+            None => -1,
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                // Round up, so that a wait never ends before the deadline.
+                c_int::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(c_int::MAX)
+            }
+        };
         // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, -1) };
-        if r >= 0 {
+        let r = unsafe { libc::poll(&mut pfd, 1, timeout) };
+        if r > 0 {
             return if pfd.revents & libc::POLLNVAL != 0 {
-                Err(libc::EBADF)
+                Err(Failure::Errno(libc::EBADF))
             } else {
                 Ok(())
             };
         }
+        if r == 0 {
+            if timeout == 0 {
+                return Err(Failure::TimedOut);
+            }
+            continue; // woke early by rounding: the next round decides
+        }
         let errno = last_errno();
         if errno != libc::EINTR {
-            return Err(errno);
+            return Err(Failure::Errno(errno));
         }
     }
 }

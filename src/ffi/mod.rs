@@ -22,7 +22,7 @@ mod version;
 pub use buffer::{mcp_buffer_free, McpBuffer};
 pub use encode::{mcp_encode, MCP_ENCODE_ASCII};
 #[cfg(unix)]
-pub use fd::{mcp_line_reader_read_fd, mcp_write_all};
+pub use fd::{mcp_line_reader_read_fd, mcp_write_all, mcp_write_all_deadline};
 pub use reader::{
     mcp_line_reader_buffered_len, mcp_line_reader_feed, mcp_line_reader_finish,
     mcp_line_reader_free, mcp_line_reader_new, mcp_line_reader_next_message,

@@ -13,8 +13,10 @@ use std::ptr;
 /// SIGPIPE blocked for this thread while the guard lives.
 pub(crate) struct SigpipeGuard {
     old_mask: libc::sigset_t,
-    /// SIGPIPE was already pending for this thread before: not ours to consume.
-    was_pending: bool,
+    /// A SIGPIPE was already pending for this very thread: the one a failed
+    /// write raises merges into it (standard signals do not queue), so there
+    /// is nothing of ours to consume.
+    thread_had_one: bool,
 }
 
 fn sigpipe_set() -> libc::sigset_t {
@@ -27,6 +29,7 @@ fn sigpipe_set() -> libc::sigset_t {
     }
 }
 
+/// SIGPIPE is pending for this thread or for the whole process.
 fn sigpipe_pending() -> bool {
     let mut pending = MaybeUninit::<libc::sigset_t>::uninit();
     // SAFETY: sigpending fills the set it is given.
@@ -45,14 +48,20 @@ impl SigpipeGuard {
         SigpipeGuard {
             // SAFETY: pthread_sigmask wrote the previous mask.
             old_mask: unsafe { old_mask.assume_init() },
-            was_pending: sigpipe_pending(),
+            // Rare (the caller had SIGPIPE blocked and one arrived): only
+            // then is it worth asking whose it is.
+            thread_had_one: sigpipe_pending() && pending_for_this_thread(),
         }
     }
 
     /// Call after a write failed with EPIPE: takes away the SIGPIPE it raised
-    /// for this thread, so that unblocking it later delivers nothing.
+    /// for this thread, so that unblocking it later delivers nothing, and
+    /// leaves alone any SIGPIPE that was pending before. The write's signal
+    /// is directed at this thread, and taking a signal takes the thread's own
+    /// pending ones before the process's, so a process-wide SIGPIPE pending
+    /// from before stays.
     pub(crate) fn consume_raised(&self) {
-        if self.was_pending || !sigpipe_pending() {
+        if self.thread_had_one || !sigpipe_pending() {
             return;
         }
         let set = sigpipe_set();
@@ -74,6 +83,25 @@ impl SigpipeGuard {
             unsafe { libc::sigwait(&set, &mut signal) };
         }
     }
+}
+
+/// Is a SIGPIPE pending for this thread itself (not only for the process)?
+/// Linux tells in `/proc/thread-self/status` (`SigPnd`: the thread's own,
+/// `ShdPnd`: the process's). Where that cannot be read, the answer is yes:
+/// leaving the write's signal pending is the safe mistake, taking the
+/// caller's would lose it.
+fn pending_for_this_thread() -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Ok(status) = std::fs::read_to_string("/proc/thread-self/status") {
+        let mask = status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigPnd:"))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok());
+        if let Some(mask) = mask {
+            return mask & (1 << (libc::SIGPIPE - 1)) != 0;
+        }
+    }
+    true
 }
 
 impl Drop for SigpipeGuard {

@@ -2,6 +2,7 @@
 
 use std::ffi::{c_char, CStr};
 
+use super::boundary::fault_point;
 use crate::Error;
 
 /// The result of an `mcp_` function. A fixed-width `int32_t`: `MCP_STATUS_OK`
@@ -40,6 +41,9 @@ pub enum McpStatus {
     MCP_STATUS_IO_ERROR = -7,
     /// The peer closed its end of the pipe or socket (EPIPE): it will read no more.
     MCP_STATUS_BROKEN_PIPE = -8,
+    /// The deadline passed before the operation completed (the peer did not
+    /// read in time); an out-parameter says how far it got.
+    MCP_STATUS_TIMED_OUT = -9,
 }
 
 impl From<Error> for McpStatus {
@@ -60,40 +64,68 @@ impl From<Result<(), Error>> for McpStatus {
     }
 }
 
-fn describe(status: i32) -> &'static CStr {
-    use McpStatus::*;
-    const ALL: [McpStatus; 12] = [
-        MCP_STATUS_OK,
-        MCP_STATUS_NO_MESSAGE,
-        MCP_STATUS_WOULD_BLOCK,
-        MCP_STATUS_END_OF_STREAM,
-        MCP_STATUS_NULL_ARGUMENT,
-        MCP_STATUS_INVALID_ARGUMENT,
-        MCP_STATUS_INVALID_JSON,
-        MCP_STATUS_OUT_OF_MEMORY,
-        MCP_STATUS_PANIC,
-        MCP_STATUS_POISONED,
-        MCP_STATUS_IO_ERROR,
-        MCP_STATUS_BROKEN_PIPE,
-    ];
-    match ALL.into_iter().find(|&s| s as i32 == status) {
-        Some(MCP_STATUS_OK) => c"ok",
-        Some(MCP_STATUS_NO_MESSAGE) => c"no complete message yet",
-        Some(MCP_STATUS_WOULD_BLOCK) => c"no data available now (non-blocking descriptor)",
-        Some(MCP_STATUS_END_OF_STREAM) => c"end of stream: the peer closed its end",
-        Some(MCP_STATUS_NULL_ARGUMENT) => c"a required pointer argument is NULL",
-        Some(MCP_STATUS_INVALID_ARGUMENT) => c"an argument is out of range",
-        Some(MCP_STATUS_INVALID_JSON) => c"input is not one JSON text in valid UTF-8",
-        Some(MCP_STATUS_OUT_OF_MEMORY) => c"out of memory",
-        Some(MCP_STATUS_PANIC) => {
-            c"internal error: a panic was caught (the reader is now unusable)"
+/// Lists every status once: `ALL` and an exhaustive `match` come from the
+/// same list, so the compiler refuses a variant left out (non-exhaustive
+/// match) or named twice (unreachable pattern, denied by clippy).
+macro_rules! every_status {
+    ($($status:ident),* $(,)?) => {
+        impl McpStatus {
+            /// Every status, in declaration order.
+            pub(crate) const ALL: &'static [McpStatus] = &[$(McpStatus::$status),*];
         }
-        Some(MCP_STATUS_POISONED) => c"the reader is unusable after an earlier panic: free it",
-        Some(MCP_STATUS_IO_ERROR) => c"a system call failed (see errno)",
-        Some(MCP_STATUS_BROKEN_PIPE) => c"broken pipe: the peer closed its end",
-        None => c"unknown status code",
+
+        #[allow(dead_code)]
+        fn every_status_is_listed(status: McpStatus) {
+            match status {
+                $(McpStatus::$status)|* => {}
+            }
+        }
+    };
+}
+
+every_status!(
+    MCP_STATUS_OK,
+    MCP_STATUS_NO_MESSAGE,
+    MCP_STATUS_WOULD_BLOCK,
+    MCP_STATUS_END_OF_STREAM,
+    MCP_STATUS_NULL_ARGUMENT,
+    MCP_STATUS_INVALID_ARGUMENT,
+    MCP_STATUS_INVALID_JSON,
+    MCP_STATUS_OUT_OF_MEMORY,
+    MCP_STATUS_PANIC,
+    MCP_STATUS_POISONED,
+    MCP_STATUS_IO_ERROR,
+    MCP_STATUS_BROKEN_PIPE,
+    MCP_STATUS_TIMED_OUT,
+);
+
+impl McpStatus {
+    /// The status whose code is `code`, if any.
+    pub(crate) fn from_code(code: i32) -> Option<McpStatus> {
+        McpStatus::ALL.iter().copied().find(|&s| s as i32 == code)
+    }
+
+    fn description(self) -> &'static CStr {
+        use McpStatus::*;
+        match self {
+            MCP_STATUS_OK => c"ok",
+            MCP_STATUS_NO_MESSAGE => c"no complete message yet",
+            MCP_STATUS_WOULD_BLOCK => c"no data available now (non-blocking descriptor)",
+            MCP_STATUS_END_OF_STREAM => c"end of stream: the peer closed its end",
+            MCP_STATUS_NULL_ARGUMENT => c"a required pointer argument is NULL",
+            MCP_STATUS_INVALID_ARGUMENT => c"an argument is out of range",
+            MCP_STATUS_INVALID_JSON => c"input is not one JSON text in valid UTF-8",
+            MCP_STATUS_OUT_OF_MEMORY => c"out of memory",
+            MCP_STATUS_PANIC => c"internal error: a panic was caught (the reader is now unusable)",
+            MCP_STATUS_POISONED => c"the reader is unusable after an earlier panic: free it",
+            MCP_STATUS_IO_ERROR => c"a system call failed (see errno)",
+            MCP_STATUS_BROKEN_PIPE => c"broken pipe: the peer closed its end",
+            MCP_STATUS_TIMED_OUT => c"timed out: the deadline passed first",
+        }
     }
 }
+
+const UNKNOWN: &CStr = c"unknown status code";
 
 /// A short English description of `status`, for logs.
 ///
@@ -101,7 +133,10 @@ fn describe(status: i32) -> &'static CStr {
 /// unknown codes get a generic description. Thread-safe.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcp_status_str(status: i32) -> *const c_char {
-    ffi_boundary!(c"unknown status code".as_ptr(), {
-        describe(status).as_ptr()
+    ffi_boundary!(mcp_status_str, UNKNOWN.as_ptr(), {
+        fault_point();
+        McpStatus::from_code(status)
+            .map_or(UNKNOWN, McpStatus::description)
+            .as_ptr()
     })
 }
