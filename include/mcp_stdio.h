@@ -135,6 +135,11 @@ enum McpStatus
    * The peer closed its end of the pipe or socket (EPIPE): it will read no more.
    */
   MCP_STATUS_BROKEN_PIPE = -8,
+  /**
+   * The deadline passed before the operation completed (the peer did not
+   * read in time); an out-parameter says how far it got.
+   */
+  MCP_STATUS_TIMED_OUT = -9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -316,7 +321,9 @@ McpStatus mcp_encode(const uint8_t *json,
  * items with `mcp_line_reader_next_message`. An interrupted read (EINTR) is
  * retried. POSIX only.
  *
- * Returns, with `*nread` (when `nread` is not NULL) set to the bytes read:
+ * Returns, with `*nread` (when `nread` is not NULL) set to the bytes read
+ * on every return, failures included (a count is an out-parameter that is
+ * always written, so the caller never reads a stale one):
  * - `MCP_STATUS_OK`: `*nread` > 0 bytes were read;
  * - `MCP_STATUS_WOULD_BLOCK`: `fd` is non-blocking and has nothing now
  *   (EAGAIN); `*nread` = 0; poll(2) it;
@@ -324,7 +331,7 @@ McpStatus mcp_encode(const uint8_t *json,
  *   `*nread` = 0; call `mcp_line_reader_finish` for a last line without `\n`;
  * - `MCP_STATUS_IO_ERROR`: read(2) failed; `errno` says why; `*nread` = 0;
  * - `MCP_STATUS_NULL_ARGUMENT` (reader NULL), `MCP_STATUS_OUT_OF_MEMORY`,
- *   `MCP_STATUS_POISONED`: nothing was read.
+ *   `MCP_STATUS_POISONED`: nothing was read; `*nread` = 0.
  *
  * Invalidates the data of the last message taken. Blocks when `fd` is a
  * blocking descriptor with nothing to read.
@@ -343,14 +350,18 @@ McpStatus mcp_line_reader_read_fd(struct McpLineReader *reader,
 /**
  * Writes all `len` bytes of `data` to `fd`: short writes are continued,
  * EINTR is retried, and on a non-blocking `fd` EAGAIN is waited out with
- * poll(2). POSIX only. `(NULL, 0)` writes nothing and succeeds.
+ * poll(2), for as long as it takes (`mcp_write_all_deadline` bounds the
+ * wait). POSIX only. `(NULL, 0)` writes nothing and succeeds.
  *
  * Never raises SIGPIPE: the signal is blocked for the calling thread during
  * the call and the one its write raised is consumed, so a peer that closed
  * its end gives `MCP_STATUS_BROKEN_PIPE` instead of killing the process,
- * whatever the process's SIGPIPE disposition (which is not touched). Your
- * own write(2) calls elsewhere still need `signal(SIGPIPE, SIG_IGN)` or
- * MSG_NOSIGNAL.
+ * whatever the process's SIGPIPE disposition (which is not touched). A
+ * SIGPIPE that was already pending stays pending (on Linux exactly; where
+ * the system cannot tell a thread's pending signals from the process's, a
+ * SIGPIPE pending before the call leaves the one the call raised pending
+ * too). Your own write(2) calls elsewhere still need
+ * `signal(SIGPIPE, SIG_IGN)` or MSG_NOSIGNAL.
  *
  * Returns `MCP_STATUS_OK` (all written), `MCP_STATUS_BROKEN_PIPE` (EPIPE;
  * part of the data may have been written), `MCP_STATUS_IO_ERROR` (`errno`
@@ -365,6 +376,37 @@ McpStatus mcp_line_reader_read_fd(struct McpLineReader *reader,
 McpStatus mcp_write_all(int fd,
                         const uint8_t *data,
                         size_t len);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * `mcp_write_all` with a deadline: gives up with `MCP_STATUS_TIMED_OUT` when
+ * `fd` has not taken all of `data` within `timeout_ms` milliseconds of the
+ * call (0: only what it takes without waiting; negative: no limit, as
+ * `mcp_write_all`). A peer that stops reading can then not hang the host.
+ * `*written` (when `written` is not NULL) is set on every return to the
+ * bytes written: after `MCP_STATUS_TIMED_OUT` (or `BROKEN_PIPE`, or
+ * `IO_ERROR`) a line may have been written in part, and the rest
+ * (`data + *written`) must follow before anything else, or the stream is
+ * corrupt. POSIX only.
+ *
+ * The deadline is exact on a non-blocking `fd`. On a blocking one the call
+ * waits with poll(2) and then writes at most PIPE_BUF bytes at a time, which
+ * a pipe that poll(2) called writable takes without blocking; a blocking
+ * socket may still block past the deadline: make it non-blocking.
+ *
+ * Returns what `mcp_write_all` returns, or `MCP_STATUS_TIMED_OUT`.
+ * Thread-safe, as `mcp_write_all`.
+ *
+ * # Safety
+ * `data` is NULL or points to `len` readable bytes; `written` is NULL or
+ * points to a writable `size_t`.
+ */
+McpStatus mcp_write_all_deadline(int fd,
+                                 const uint8_t *data,
+                                 size_t len,
+                                 int32_t timeout_ms,
+                                 size_t *written);
 #endif
 
 /**
@@ -408,12 +450,15 @@ McpStatus mcp_line_reader_set_flags(struct McpLineReader *reader,
 /**
  * Appends `len` bytes read from the stream. The bytes are copied: `data` is
  * not kept after the call. Any chunking of a stream gives the same items.
- * `(NULL, 0)` is a valid empty chunk.
+ * `(NULL, 0)` is a valid empty chunk. `data` may point into this reader's
+ * own buffer (the data of the message just taken, fed back): such bytes are
+ * copied aside before anything in the buffer moves.
  *
  * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (reader NULL, or data
  * NULL with `len` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`len` > PTRDIFF_MAX),
  * `MCP_STATUS_OUT_OF_MEMORY` (nothing was appended; the reader is still
- * usable) or `MCP_STATUS_POISONED`. Invalidates the data of the last message taken.
+ * usable) or `MCP_STATUS_POISONED`. The reader is checked before `data` and
+ * `len`. Invalidates the data of the last message taken.
  *
  * # Safety
  * `reader` is NULL or a live reader, not used by another thread during the
@@ -429,9 +474,12 @@ McpStatus mcp_line_reader_feed(struct McpLineReader *reader,
  *
  * Returns `MCP_STATUS_OK` and writes `*out`, or `MCP_STATUS_NO_MESSAGE` (no
  * complete line buffered; `*out` untouched), `MCP_STATUS_NULL_ARGUMENT`
- * (reader or out NULL) or `MCP_STATUS_POISONED`. `out->data` borrows the
- * reader's buffer: it stays valid until the next call on this reader
- * (including `mcp_line_reader_free`); copy what you keep.
+ * (reader or out NULL), `MCP_STATUS_OUT_OF_MEMORY` (the line nests so deep
+ * that its stack of open containers, one bit a level, could not be
+ * allocated; the line stays in place, and the next call tries it again) or
+ * `MCP_STATUS_POISONED`. `out->data` borrows the reader's buffer: it stays
+ * valid until the next call on this reader (including
+ * `mcp_line_reader_free`); copy what you keep, or feed it back.
  *
  * # Safety
  * `reader` is NULL or a live reader, not used by another thread during the
