@@ -172,7 +172,7 @@ fn null_and_empty_arguments() {
             mcp_line_reader_read_fd(ptr::null_mut(), 0, &mut n),
             MCP_STATUS_NULL_ARGUMENT
         );
-        assert_eq!(n, 7, "nothing written on NULL_ARGUMENT");
+        assert_eq!(n, 0, "a count is written on every return");
         assert_eq!(
             mcp_write_all(-1, ptr::null(), 0),
             MCP_STATUS_OK,
@@ -220,6 +220,67 @@ fn write_all_waits_out_a_full_non_blocking_pipe() {
     close(rd);
     assert_eq!(total, big.len());
     assert_eq!(messages, vec![big[..big.len() - 1].to_vec()]);
+}
+
+fn write_all_deadline(fd: c_int, data: &[u8], timeout_ms: i32) -> (McpStatus, usize) {
+    let mut written = usize::MAX;
+    let status =
+        unsafe { mcp_write_all_deadline(fd, data.as_ptr(), data.len(), timeout_ms, &mut written) };
+    (status, written)
+}
+
+/// A peer that never reads cannot hang a write with a deadline, blocking
+/// descriptor or not; what was written is reported, and the rest can follow.
+#[test]
+fn write_all_deadline_gives_up_on_a_peer_that_does_not_read() {
+    for nonblocking in [false, true] {
+        let (rd, wr) = pipe();
+        if nonblocking {
+            set_nonblocking(wr);
+        }
+        let big = format!("[\"{}\"]\n", "d".repeat(1 << 20)).into_bytes();
+        let start = std::time::Instant::now();
+        let (status, written) = write_all_deadline(wr, &big, 50);
+        assert_eq!(status, MCP_STATUS_TIMED_OUT, "nonblocking: {nonblocking}");
+        assert!(start.elapsed() >= std::time::Duration::from_millis(50));
+        assert!(written > 0 && written < big.len(), "{written}");
+        // Nothing more fits now: a zero timeout gives up at once.
+        assert_eq!(
+            write_all_deadline(wr, &big[written..], 0),
+            (MCP_STATUS_TIMED_OUT, 0)
+        );
+        // With a reader, the rest goes through and the line arrives whole.
+        let reader = thread::spawn(move || read_to_end(rd));
+        assert_eq!(
+            write_all_deadline(wr, &big[written..], -1),
+            (MCP_STATUS_OK, big.len() - written)
+        );
+        close(wr);
+        let (messages, total) = reader.join().unwrap();
+        close(rd);
+        assert_eq!(total, big.len());
+        assert_eq!(messages, vec![big[..big.len() - 1].to_vec()]);
+    }
+}
+
+#[test]
+fn write_all_deadline_reports_every_outcome_with_a_count() {
+    let (rd, wr) = pipe();
+    // Room enough: done at once, even with a zero timeout.
+    assert_eq!(write_all_deadline(wr, b"[1]\n", 0), (MCP_STATUS_OK, 4));
+    close(rd);
+    // A closed peer: broken pipe, nothing written.
+    assert_eq!(
+        write_all_deadline(wr, b"[2]\n", 1000),
+        (MCP_STATUS_BROKEN_PIPE, 0)
+    );
+    close(wr);
+    assert_eq!(write_all_deadline(-1, b"x", 10), (MCP_STATUS_IO_ERROR, 0));
+    let mut written = 9;
+    let status = unsafe { mcp_write_all_deadline(1, ptr::null(), 5, 10, &mut written) };
+    assert_eq!((status, written), (MCP_STATUS_NULL_ARGUMENT, 0));
+    let status = unsafe { mcp_write_all_deadline(-1, ptr::null(), 0, 10, ptr::null_mut()) };
+    assert_eq!(status, MCP_STATUS_OK, "nothing to write, no count wanted");
 }
 
 #[test]

@@ -399,6 +399,41 @@ fn memory_is_given_back_after_a_big_line() {
     assert_eq!(drain(&mut r), [json("[1]")]);
 }
 
+/// The rest of a too-long line arriving as one huge chunk is dropped, and
+/// the memory that chunk needed is given back like a big line's.
+#[test]
+fn memory_is_given_back_after_a_huge_dropped_chunk() {
+    for (ends_in_chunk, chunk_mib) in [(false, 32), (true, 32), (false, 64)] {
+        let mut r = reader(limited(1 << 20));
+        r.feed(&[b'q'; 2 << 20]).unwrap();
+        assert!(matches!(r.next_message(), Some(Message::TooLong { .. })));
+        let mut rest = vec![b'q'; chunk_mib << 20];
+        if ends_in_chunk {
+            rest.extend_from_slice(b"\n[0]\n");
+        }
+        r.feed(&rest).unwrap();
+        drop(rest);
+        // The next call that consumes gives the memory back...
+        let first = r.next_message().map(|m| m.data().map(<[u8]>::to_vec));
+        assert!(
+            r.capacity() < 1 << 20,
+            "{chunk_mib} MiB, end in chunk: {ends_in_chunk}: capacity {}",
+            r.capacity()
+        );
+        assert_eq!(first, ends_in_chunk.then(|| Some(b"[0]".to_vec())));
+        // ...and it stays given back over more rounds.
+        for i in 1..=5 {
+            r.feed(format!("\n[{i}]\n").as_bytes()).unwrap();
+            assert_eq!(drain(&mut r), [json(&format!("[{i}]"))]);
+            assert!(
+                r.capacity() < 1 << 20,
+                "round {i}: capacity {}",
+                r.capacity()
+            );
+        }
+    }
+}
+
 #[test]
 fn a_message_borrows_the_reader_buffer_without_copying() {
     let mut r = LineReader::new();

@@ -212,7 +212,7 @@ pub unsafe extern "C" fn mcp_write_all_deadline(
 fn write_all(fd: c_int, data: &[u8], deadline: Option<Instant>) -> (McpStatus, usize) {
     // With a deadline on a blocking descriptor, wait first and write what a
     // writable pipe surely takes; otherwise write all that is left at once.
-    let wait_first = deadline.is_some() && !is_nonblocking(fd);
+    let wait_first = deadline.is_some() && is_blocking(fd);
     let mut done = 0;
     let guard = SigpipeGuard::new();
     let failure = loop {
@@ -269,11 +269,12 @@ enum Failure {
     TimedOut,
 }
 
-fn is_nonblocking(fd: c_int) -> bool {
-    // SAFETY: F_GETFL only reads the descriptor's flags (-1 for a bad one,
-    // which the write then reports).
+/// A valid descriptor without O_NONBLOCK (a bad one is not: the first write
+/// reports it).
+fn is_blocking(fd: c_int) -> bool {
+    // SAFETY: F_GETFL only reads the descriptor's flags (-1 for a bad one).
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    flags != -1 && flags & libc::O_NONBLOCK != 0
+    flags != -1 && flags & libc::O_NONBLOCK == 0
 }
 
 /// Waits until `fd` can take more data (or reports an error or hang-up,

@@ -660,6 +660,40 @@ static void test_borrowed_data_lifetime(void)
     mcp_line_reader_free(r);
 }
 
+/*
+ * A message's own data fed back into the same reader (the data is valid
+ * until the next call on the reader, and that call is this feed): the reader
+ * takes the bytes before its buffer grows (else: use after free, which ASan
+ * and valgrind report) or moves its tail over them (else: wrong bytes).
+ */
+static void test_feeding_back_a_message_of_the_same_reader(void)
+{
+    McpLineReader *r = NEW_READER();
+    McpMessage m = sentinel_message();
+
+    /* growth: the tail `[2,3,4,5,6,` is longer than what was consumed, so
+     * nothing is compacted, and the buffer (sized for the first chunk) must
+     * grow to take three more bytes */
+    CHECK_STATUS(FEED_LIT(r, "[1]\n[2,3,4,5,6,"), MCP_STATUS_OK);
+    if (CHECK_STATUS(mcp_line_reader_next_message(r, &m), MCP_STATUS_OK)) {
+        CHECK_STATUS(mcp_line_reader_feed(r, m.data, m.len), MCP_STATUS_OK);
+    }
+    CHECK_STATUS(FEED_LIT(r, "]\n"), MCP_STATUS_OK);
+    EXPECT_JSON(r, "[2,3,4,5,6,[1]]");
+    mcp_line_reader_free(r);
+
+    /* compaction: feeding moves the unterminated tail `[2,` to where `[1]` is */
+    r = NEW_READER();
+    CHECK_STATUS(FEED_LIT(r, "[1]\n[2,"), MCP_STATUS_OK);
+    m = sentinel_message();
+    if (CHECK_STATUS(mcp_line_reader_next_message(r, &m), MCP_STATUS_OK)) {
+        CHECK_STATUS(mcp_line_reader_feed(r, m.data, m.len), MCP_STATUS_OK);
+    }
+    CHECK_STATUS(FEED_LIT(r, "]\n"), MCP_STATUS_OK);
+    EXPECT_JSON(r, "[2,[1]]");
+    mcp_line_reader_free(r);
+}
+
 /* Many readers at once are independent. */
 static void test_readers_are_independent(void)
 {
@@ -695,6 +729,7 @@ int main(void)
     test_nesting();
     test_finish_behaviour();
     test_borrowed_data_lifetime();
+    test_feeding_back_a_message_of_the_same_reader();
     test_readers_are_independent();
     return check_summary();
 }
