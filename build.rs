@@ -5,9 +5,16 @@
 //! also tells how to update it. Works offline: cbindgen parses `src/` directly
 //! (no `cargo metadata`).
 
+#[cfg(feature = "capi")]
 use std::env;
+#[cfg(feature = "capi")]
 use std::path::PathBuf;
 
+/// Without the `capi` feature there is no C ABI: nothing to generate or link.
+#[cfg(not(feature = "capi"))]
+fn main() {}
+
+#[cfg(feature = "capi")]
 fn main() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");

@@ -10,7 +10,10 @@
 //!   exactly one `\n`, every token kept byte for byte.
 //!
 //! The same is offered to C through the `mcp_*` functions of the `ffi` module
-//! and the generated header `include/mcp_stdio.h`.
+//! and the generated header `include/mcp_stdio.h`: the `capi` feature, on by
+//! default. A Rust program that only wants the crate sets
+//! `default-features = false` and gets neither `#[no_mangle]` symbols nor
+//! the header's build step.
 //!
 //! The safe core (`reader`, `json`, `jsonrpc`, `encode`) has no `unsafe`;
 //! every `unsafe` lives in the C boundary, `ffi` (SIMD comes from the `wide`
@@ -31,9 +34,12 @@ mod jsonrpc;
 #[forbid(unsafe_code)]
 mod message;
 #[forbid(unsafe_code)]
+mod newline;
+#[forbid(unsafe_code)]
 mod reader;
 
-// The C boundary: every `unsafe` of the crate.
+// The C boundary: every `unsafe` of the crate (the `capi` feature, on by default).
+#[cfg(feature = "capi")]
 pub mod ffi;
 
 pub use encode::{encode, encode_ascii, encode_into, EncodeOptions};

@@ -11,12 +11,11 @@
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 
-use memchr::{memchr, memrchr};
-
 use crate::error::Error;
-use crate::json::{find_newline, is_json_text, trimmed_bounds, validate};
+use crate::json::{is_json_text, trimmed_bounds, validate};
 use crate::jsonrpc::Classifier;
 use crate::message::{Message, RpcKind};
+use crate::newline::{first_newline, last_newline};
 
 /// The line limit a new reader starts with: 64 MiB.
 pub const DEFAULT_MAX_LINE_LEN: usize = 64 << 20;
@@ -186,6 +185,7 @@ impl LineReader {
 
     /// True when `bytes` (an address range) overlaps the memory of the
     /// reader's buffer: bytes that feeding may move before reading them.
+    #[cfg(feature = "capi")]
     pub(crate) fn holds_bytes_at(&self, bytes: std::ops::Range<*const u8>) -> bool {
         let buf = self.buf.as_ptr() as usize;
         let buf_end = buf + self.buf.capacity();
@@ -225,7 +225,7 @@ impl LineReader {
             return false;
         }
         let start = self.buf.len();
-        let tail = match chunk.iter().rposition(|&b| b == b'\n') {
+        let tail = match last_newline(chunk) {
             Some(k) => start + k + 1,
             None => self.tail,
         };
@@ -424,7 +424,7 @@ impl LineReader {
             None => self.tail,
         };
         let start = self.pos;
-        if let Some(k) = find_newline(&self.buf[start..limit]) {
+        if let Some(k) = first_newline(&self.buf[start..limit]) {
             self.pos = start + k + 1;
             return Framed::Line(start, start + k, false);
         }
@@ -497,7 +497,7 @@ impl LineReader {
             self.shrink_pending = true;
         }
         if self.dropping {
-            match memchr(b'\n', &self.buf[start..]) {
+            match first_newline(&self.buf[start..]) {
                 None => {
                     self.buf.truncate(start);
                     return;
@@ -508,13 +508,7 @@ impl LineReader {
                 }
             }
         }
-        let appended = &self.buf[start..];
-        let last_newline = if appended.len() < 16 {
-            appended.iter().rposition(|&b| b == b'\n') // cheaper than a call for a few bytes
-        } else {
-            memrchr(b'\n', appended)
-        };
-        let partial_start = match last_newline {
+        let partial_start = match last_newline(&self.buf[start..]) {
             Some(k) => start + k + 1,
             None => self.tail,
         };

@@ -5,144 +5,151 @@
 //! it, so this runs without a test harness, on the main thread alone (the
 //! signal state is process-wide). Linux tells a thread's pending signals
 //! from the process's; see `mcp_write_all`'s documentation for other systems.
-#![cfg(target_os = "linux")]
 
-use std::ffi::c_int;
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::ffi::c_int;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_stdio::ffi::*;
-use McpStatus::*;
+    use mcp_stdio::ffi::*;
+    use McpStatus::*;
 
-static HANDLED: AtomicUsize = AtomicUsize::new(0);
+    static HANDLED: AtomicUsize = AtomicUsize::new(0);
 
-extern "C" fn count_sigpipe(_: c_int) {
-    HANDLED.fetch_add(1, Ordering::SeqCst);
-}
-
-fn sigpipe_mask(how: c_int) {
-    unsafe {
-        let mut set = std::mem::zeroed::<libc::sigset_t>();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        assert_eq!(libc::pthread_sigmask(how, &set, std::ptr::null_mut()), 0);
+    extern "C" fn count_sigpipe(_: c_int) {
+        HANDLED.fetch_add(1, Ordering::SeqCst);
     }
-}
 
-/// Where a SIGPIPE is pending, from `/proc/thread-self/status`: (this
-/// thread's own, the process's).
-fn pending() -> (bool, bool) {
-    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
-    let has = |field: &str| {
-        let hex = status.lines().find_map(|l| l.strip_prefix(field)).unwrap();
-        u64::from_str_radix(hex.trim(), 16).unwrap() & (1 << (libc::SIGPIPE - 1)) != 0
-    };
-    (has("SigPnd:"), has("ShdPnd:"))
-}
+    fn sigpipe_mask(how: c_int) {
+        unsafe {
+            let mut set = std::mem::zeroed::<libc::sigset_t>();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            assert_eq!(libc::pthread_sigmask(how, &set, std::ptr::null_mut()), 0);
+        }
+    }
 
-/// A write end whose reader is gone.
-fn broken_pipe() -> c_int {
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    unsafe { libc::close(fds[0]) };
-    fds[1]
-}
+    /// Where a SIGPIPE is pending, from `/proc/thread-self/status`: (this
+    /// thread's own, the process's).
+    fn pending() -> (bool, bool) {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let has = |field: &str| {
+            let hex = status.lines().find_map(|l| l.strip_prefix(field)).unwrap();
+            u64::from_str_radix(hex.trim(), 16).unwrap() & (1 << (libc::SIGPIPE - 1)) != 0
+        };
+        (has("SigPnd:"), has("ShdPnd:"))
+    }
 
-enum Before {
-    Nothing,
-    ForTheProcess,
-    ForThisThread,
-}
+    /// A write end whose reader is gone.
+    fn broken_pipe() -> c_int {
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        unsafe { libc::close(fds[0]) };
+        fds[1]
+    }
 
-/// With SIGPIPE blocked and `before` pending, writes to a broken pipe (with
-/// or without a deadline), unblocks, and returns how many SIGPIPEs ran the
-/// handler.
-fn handled_after(before: &Before, deadline: bool) -> Result<usize, String> {
-    HANDLED.store(0, Ordering::SeqCst);
-    sigpipe_mask(libc::SIG_BLOCK);
-    unsafe {
-        match before {
-            Before::Nothing => {}
-            Before::ForTheProcess => assert_eq!(libc::kill(libc::getpid(), libc::SIGPIPE), 0),
-            Before::ForThisThread => {
-                assert_eq!(libc::pthread_kill(libc::pthread_self(), libc::SIGPIPE), 0)
+    enum Before {
+        Nothing,
+        ForTheProcess,
+        ForThisThread,
+    }
+
+    /// With SIGPIPE blocked and `before` pending, writes to a broken pipe (with
+    /// or without a deadline), unblocks, and returns how many SIGPIPEs ran the
+    /// handler.
+    fn handled_after(before: &Before, deadline: bool) -> Result<usize, String> {
+        HANDLED.store(0, Ordering::SeqCst);
+        sigpipe_mask(libc::SIG_BLOCK);
+        unsafe {
+            match before {
+                Before::Nothing => {}
+                Before::ForTheProcess => assert_eq!(libc::kill(libc::getpid(), libc::SIGPIPE), 0),
+                Before::ForThisThread => {
+                    assert_eq!(libc::pthread_kill(libc::pthread_self(), libc::SIGPIPE), 0)
+                }
             }
         }
-    }
-    let fd = broken_pipe();
-    let status = unsafe {
-        if deadline {
-            mcp_write_all_deadline(fd, b"{}\n".as_ptr(), 3, 1000, std::ptr::null_mut())
-        } else {
-            mcp_write_all(fd, b"{}\n".as_ptr(), 3)
+        let fd = broken_pipe();
+        let status = unsafe {
+            if deadline {
+                mcp_write_all_deadline(fd, b"{}\n".as_ptr(), 3, 1000, std::ptr::null_mut())
+            } else {
+                mcp_write_all(fd, b"{}\n".as_ptr(), 3)
+            }
+        };
+        unsafe { libc::close(fd) };
+        let left = pending();
+        sigpipe_mask(libc::SIG_UNBLOCK);
+        if status != MCP_STATUS_BROKEN_PIPE {
+            return Err(format!("status {status:?}"));
         }
-    };
-    unsafe { libc::close(fd) };
-    let left = pending();
-    sigpipe_mask(libc::SIG_UNBLOCK);
-    if status != MCP_STATUS_BROKEN_PIPE {
-        return Err(format!("status {status:?}"));
+        let expected_left = match before {
+            Before::Nothing => (false, false),
+            Before::ForTheProcess => (false, true),
+            Before::ForThisThread => (true, false),
+        };
+        if left != expected_left {
+            return Err(format!(
+                "pending (thread, process) {left:?}, expected {expected_left:?}"
+            ));
+        }
+        Ok(HANDLED.load(Ordering::SeqCst))
     }
-    let expected_left = match before {
-        Before::Nothing => (false, false),
-        Before::ForTheProcess => (false, true),
-        Before::ForThisThread => (true, false),
-    };
-    if left != expected_left {
-        return Err(format!(
-            "pending (thread, process) {left:?}, expected {expected_left:?}"
-        ));
+
+    pub fn main() {
+        unsafe {
+            let mut action = std::mem::zeroed::<libc::sigaction>();
+            action.sa_sigaction = count_sigpipe as *const () as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            assert_eq!(
+                libc::sigaction(libc::SIGPIPE, &action, std::ptr::null_mut()),
+                0
+            );
+        }
+        let cases = [
+            ("nothing pending before", Before::Nothing, 0),
+            (
+                "a SIGPIPE pending for the process",
+                Before::ForTheProcess,
+                1,
+            ),
+            (
+                "a SIGPIPE pending for this thread",
+                Before::ForThisThread,
+                1,
+            ),
+        ];
+        let mut failed = 0;
+        let mut passed = 0;
+        for deadline in [false, true] {
+            for (what, before, expected) in &cases {
+                let function = if deadline {
+                    "mcp_write_all_deadline"
+                } else {
+                    "mcp_write_all"
+                };
+                match handled_after(before, deadline) {
+                    Ok(n) if n == *expected => {
+                        passed += 1;
+                        println!("{function}, {what}: ok, {n} handled after unblocking");
+                    }
+                    Ok(n) => {
+                        failed += 1;
+                        println!("{function}, {what}: FAILED: {n} handled, expected {expected}");
+                    }
+                    Err(why) => {
+                        failed += 1;
+                        println!("{function}, {what}: FAILED: {why}");
+                    }
+                }
+            }
+        }
+        println!("{passed} passed, {failed} failed");
+        std::process::exit(i32::from(failed > 0));
     }
-    Ok(HANDLED.load(Ordering::SeqCst))
 }
 
 fn main() {
-    unsafe {
-        let mut action = std::mem::zeroed::<libc::sigaction>();
-        action.sa_sigaction = count_sigpipe as *const () as usize;
-        libc::sigemptyset(&mut action.sa_mask);
-        assert_eq!(
-            libc::sigaction(libc::SIGPIPE, &action, std::ptr::null_mut()),
-            0
-        );
-    }
-    let cases = [
-        ("nothing pending before", Before::Nothing, 0),
-        (
-            "a SIGPIPE pending for the process",
-            Before::ForTheProcess,
-            1,
-        ),
-        (
-            "a SIGPIPE pending for this thread",
-            Before::ForThisThread,
-            1,
-        ),
-    ];
-    let mut failed = 0;
-    let mut passed = 0;
-    for deadline in [false, true] {
-        for (what, before, expected) in &cases {
-            let function = if deadline {
-                "mcp_write_all_deadline"
-            } else {
-                "mcp_write_all"
-            };
-            match handled_after(before, deadline) {
-                Ok(n) if n == *expected => {
-                    passed += 1;
-                    println!("{function}, {what}: ok, {n} handled after unblocking");
-                }
-                Ok(n) => {
-                    failed += 1;
-                    println!("{function}, {what}: FAILED: {n} handled, expected {expected}");
-                }
-                Err(why) => {
-                    failed += 1;
-                    println!("{function}, {what}: FAILED: {why}");
-                }
-            }
-        }
-    }
-    println!("{passed} passed, {failed} failed");
-    std::process::exit(i32::from(failed > 0));
+    #[cfg(target_os = "linux")]
+    linux::main();
 }

@@ -4,6 +4,7 @@
 //! lines, a final line without newline; four flag settings). Every item is
 //! checked as it comes out, in order; every reader is freed at the end.
 //! Prints its numbers (`--nocapture`).
+#![cfg(feature = "capi")]
 
 use std::ptr;
 use std::time::Instant;

@@ -4,6 +4,7 @@
 //! (a reader may move between threads, one at a time). Meant for
 //! ThreadSanitizer too (see tests/hostile/README.md, "Stress tests"); no
 //! global or thread-local state may make threads interfere.
+#![cfg(feature = "capi")]
 
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Barrier};

@@ -93,26 +93,6 @@ pub(crate) fn whitespace_end(s: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The index of the first `\n` in `s`, if any: 16 bytes a step inline for
-/// the first 256 bytes (a short line costs less than a call), then memchr.
-#[inline]
-pub(crate) fn find_newline(s: &[u8]) -> Option<usize> {
-    const INLINE: usize = 16 * BLOCK;
-    let mut i = 0;
-    while let Some(block) = s.get(i..i + BLOCK) {
-        if i == INLINE {
-            return memchr::memchr(b'\n', &s[i..]).map(|k| i + k);
-        }
-        let v = u8x16::new(block.try_into().unwrap());
-        let newlines = v.simd_eq(u8x16::splat(b'\n')).to_bitmask();
-        if newlines != 0 {
-            return Some(i + newlines.trailing_zeros() as usize);
-        }
-        i += BLOCK;
-    }
-    s[i..].iter().position(|&b| b == b'\n').map(|k| i + k)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,22 +144,6 @@ mod tests {
                 both::<false, false>(&text[..len], j);
                 both::<false, true>(&text[..len], j);
                 both::<true, false>(&text[..len], j);
-            }
-        }
-    }
-
-    #[test]
-    fn newlines_are_found_inline_and_past_the_inline_part() {
-        for len in [0, 1, 15, 16, 17, 255, 256, 257, 300, 1000] {
-            let plain = vec![b'x'; len];
-            assert_eq!(find_newline(&plain), None);
-            for at in 0..len {
-                let mut s = plain.clone();
-                s[at] = b'\n';
-                if at + 1 < len {
-                    s[len - 1] = b'\n';
-                }
-                assert_eq!(find_newline(&s), Some(at), "len {len}");
             }
         }
     }

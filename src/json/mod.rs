@@ -11,7 +11,6 @@ mod string;
 mod validate;
 mod watch;
 
-pub(crate) use block::find_newline;
 pub(crate) use string::{next_special_or_non_ascii, unescape_short};
 pub(crate) use validate::{is_json_text, validate};
 pub(crate) use watch::Watch;
