@@ -46,6 +46,8 @@
 //                             fd, nothing now) or {EndOfStream, 0} (call finish()).
 //   mcp::write_all(fd, bytes) writes everything (short writes, EINTR, EAGAIN
 //                             handled); never raises SIGPIPE.
+//   mcp::write_all(fd, bytes, timeout)  the same with a deadline: returns the
+//                             bytes written (fewer than asked when time ran out).
 //
 // Errors (what throws what)
 //   - LineReader(): std::bad_alloc if the C reader cannot be allocated.
@@ -80,7 +82,9 @@
 
 #include "mcp_stdio.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -111,6 +115,7 @@ enum class Status : std::int32_t {
     EndOfStream = MCP_STATUS_END_OF_STREAM, // not an error: LineReader::read_fd's ReadState
     IoError = MCP_STATUS_IO_ERROR,          // Error::os_error() has the errno
     BrokenPipe = MCP_STATUS_BROKEN_PIPE,
+    TimedOut = MCP_STATUS_TIMED_OUT,        // not thrown by write_all with a timeout: a count
 };
 
 namespace detail {
@@ -131,6 +136,8 @@ public:
             return std::make_error_condition(std::errc::not_enough_memory);
         case MCP_STATUS_BROKEN_PIPE:
             return std::make_error_condition(std::errc::broken_pipe);
+        case MCP_STATUS_TIMED_OUT:
+            return std::make_error_condition(std::errc::timed_out);
         default:
             return std::error_condition(ev, *this);
         }
@@ -533,6 +540,26 @@ inline void write_all(int fd, const void *data, std::size_t len) {
 
 /// write_all of a string, e.g. mcp::write_all(1, mcp::encode(json)).
 inline void write_all(int fd, std::string_view data) { write_all(fd, data.data(), data.size()); }
+
+/// write_all with a deadline, so that a peer that stops reading cannot hang
+/// the caller: returns how many bytes were written, data.size() when all of
+/// them were, fewer when `timeout` passed first (0 ms: no waiting at all;
+/// negative: no limit). A line written in part must be finished (write
+/// data.substr(n) next) before anything else goes to `fd`. Throws as
+/// write_all does (BrokenPipe, IoError). See mcp_write_all_deadline for
+/// blocking descriptors.
+inline std::size_t write_all(int fd, std::string_view data, std::chrono::milliseconds timeout) {
+    using Ms = std::chrono::milliseconds;
+    const auto clamped = std::clamp(timeout.count(), static_cast<Ms::rep>(-1),
+                                    static_cast<Ms::rep>(INT32_MAX));
+    std::size_t written = 0;
+    const McpStatus st =
+        mcp_write_all_deadline(fd, reinterpret_cast<const std::uint8_t *>(data.data()),
+                               data.size(), static_cast<std::int32_t>(clamped), &written);
+    const int os_errno = errno;
+    if (st != MCP_STATUS_TIMED_OUT) detail::check(st, "mcp::write_all", os_errno);
+    return written;
+}
 #endif
 
 // ---------------------------------------------------------------------------

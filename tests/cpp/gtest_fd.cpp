@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <exception>
 #include <string>
 #include <system_error>
@@ -139,6 +140,40 @@ TEST(Fd, WriteToAClosedPipeThrowsBrokenPipeWithoutSigpipe) {
         EXPECT_EQ(e.code(), MCP_STATUS_BROKEN_PIPE);
     }
     // Still alive: SIGPIPE did not kill the test.
+}
+
+TEST(Fd, WriteWithATimeoutReturnsWhatAPeerThatDoesNotReadTook) {
+    using namespace std::chrono_literals;
+    Pipe p;
+    const std::string line = mcp::encode("[\"" + std::string(1 << 20, 'w') + "\"]");
+    const std::size_t written = mcp::write_all(p.write_end, line, 30ms);
+    EXPECT_GT(written, 0u);
+    EXPECT_LT(written, line.size());
+    EXPECT_EQ(mcp::write_all(p.write_end, std::string_view(line).substr(written), 0ms), 0u);
+    // A reader drains the pipe: the rest goes through, and the line arrives whole.
+    std::string received;
+    std::thread reader([&p, &received] {
+        char chunk[65536];
+        for (ssize_t n; (n = ::read(p.read_end, chunk, sizeof chunk)) > 0;) received.append(chunk, n);
+    });
+    EXPECT_EQ(mcp::write_all(p.write_end, std::string_view(line).substr(written), -1ms),
+              line.size() - written);
+    p.close_write();
+    reader.join();
+    EXPECT_EQ(received, line);
+}
+
+TEST(Fd, WriteWithATimeoutThrowsOnABrokenPipe) {
+    using namespace std::chrono_literals;
+    Pipe p;
+    p.close_read();
+    try {
+        (void)mcp::write_all(p.write_end, "[1]\n", 1000ms);
+        FAIL() << "no exception";
+    } catch (const mcp::Error &e) {
+        EXPECT_EQ(e.status(), mcp::Status::BrokenPipe);
+    }
+    EXPECT_EQ(mcp::make_error_code(mcp::Status::TimedOut), std::errc::timed_out);
 }
 
 TEST(Fd, WriteErrorCarriesErrno) {
