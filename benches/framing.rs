@@ -19,7 +19,10 @@
 //!      each complete line, drain the consumed prefix;
 //!   4. `serde IgnoredAny`     the same splitting, validation only
 //!      (`serde_json::from_slice::<serde::de::IgnoredAny>`; `IgnoredAny` lives in
-//!      `serde`, which serde_json does not re-export, hence the `serde` dev-dependency).
+//!      `serde`, which serde_json does not re-export, hence the `serde` dev-dependency);
+//!      it does not check UTF-8 (serde_json's ignore path skips string bytes unchecked);
+//!   5. `serde RawValue`       the same splitting, `serde_json::from_slice::<&RawValue>`:
+//!      the ignore path plus a UTF-8 check of the value, the strictness closest to ours.
 //!
 //! Timing: one warm-up run, then `BENCH_RUNS` (default 5) timed runs with
 //! `std::time::Instant`; the table reports the BEST run (minimum time), plus the
@@ -486,14 +489,16 @@ enum Reader {
     McpJsonRpc,
     NaiveValue,
     SerdeIgnoredAny,
+    SerdeRawValue,
 }
 
 impl Reader {
-    const ALL: [Reader; 4] = [
+    const ALL: [Reader; 5] = [
         Reader::Mcp,
         Reader::McpJsonRpc,
         Reader::NaiveValue,
         Reader::SerdeIgnoredAny,
+        Reader::SerdeRawValue,
     ];
     fn name(self) -> &'static str {
         match self {
@@ -501,6 +506,7 @@ impl Reader {
             Reader::McpJsonRpc => "mcp_stdio+jsonrpc",
             Reader::NaiveValue => "naive Value (baseline)",
             Reader::SerdeIgnoredAny => "serde IgnoredAny",
+            Reader::SerdeRawValue => "serde RawValue",
         }
     }
     /// Frames the whole corpus; returns the number of messages accepted.
@@ -510,6 +516,7 @@ impl Reader {
             Reader::McpJsonRpc => run_mcp(data, chunk, true),
             Reader::NaiveValue => run_naive_value(data, chunk),
             Reader::SerdeIgnoredAny => run_serde_ignored_any(data, chunk),
+            Reader::SerdeRawValue => run_serde_raw_value(data, chunk),
         }
     }
 }
@@ -582,6 +589,19 @@ fn run_naive_value(data: &[u8], chunk: usize) -> usize {
 fn run_serde_ignored_any(data: &[u8], chunk: usize) -> usize {
     naive_split(data, chunk, |line| {
         match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+            Ok(v) => {
+                black_box(v);
+                true
+            }
+            Err(_) => false,
+        }
+    })
+}
+
+/// (5): validation and UTF-8: the same splitting, a borrowed `RawValue` per line.
+fn run_serde_raw_value(data: &[u8], chunk: usize) -> usize {
+    naive_split(data, chunk, |line| {
+        match serde_json::from_slice::<&serde_json::value::RawValue>(line) {
             Ok(v) => {
                 black_box(v);
                 true

@@ -9,8 +9,12 @@
  *   positive values are not errors (MCP_STATUS_NO_MESSAGE), negative ones are.
  * - Pointers: every pointer argument is checked; NULL where a pointer is
  *   required gives MCP_STATUS_NULL_ARGUMENT, never a crash. (NULL, 0) is a
- *   valid empty input everywhere.
- * - Outputs are written through out-parameters, only on success.
+ *   valid empty input everywhere. A handle is checked first: a NULL reader
+ *   gives MCP_STATUS_NULL_ARGUMENT and a poisoned one MCP_STATUS_POISONED,
+ *   whatever the other arguments.
+ * - Outputs are written through out-parameters only on success, except the
+ *   counts of bytes moved (nread, written), which are written on every
+ *   return (0 when nothing moved).
  * - Memory: what the library allocates, the library frees (mcp_buffer_free,
  *   mcp_line_reader_free), never free().
  * - Threads: no global or thread-local state. A reader may move between

@@ -183,13 +183,14 @@ impl LineReader {
         self.buf.capacity()
     }
 
-    /// True when `bytes` (an address range) overlaps the memory of the
-    /// reader's buffer: bytes that feeding may move before reading them.
+    /// True when `bytes` starts inside the memory of the reader's buffer:
+    /// bytes that feeding may move before reading them (a message's data fed
+    /// back). Bytes from elsewhere cannot reach into the buffer: an object
+    /// never spans two allocations.
     #[cfg(feature = "capi")]
-    pub(crate) fn holds_bytes_at(&self, bytes: std::ops::Range<*const u8>) -> bool {
-        let buf = self.buf.as_ptr() as usize;
-        let buf_end = buf + self.buf.capacity();
-        (bytes.start as usize) < buf_end && (bytes.end as usize) > buf
+    #[inline]
+    pub(crate) fn holds_bytes_at(&self, bytes: *const u8) -> bool {
+        (bytes as usize).wrapping_sub(self.buf.as_ptr() as usize) < self.buf.capacity()
     }
 
     /// Appends a chunk of the stream. The chunk is copied; any chunking of the

@@ -267,7 +267,7 @@ pub unsafe extern "C" fn mcp_line_reader_feed(
                 Ok(chunk) => chunk,
                 Err(status) => return status,
             };
-            if !r.holds_bytes_at(chunk.as_ptr_range()) {
+            if !r.holds_bytes_at(chunk.as_ptr()) {
                 return r.feed(chunk).into();
             }
             // The chunk is part of the buffer that feeding may move or
