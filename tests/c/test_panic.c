@@ -1,7 +1,7 @@
 /*
  * Panics never cross the C boundary. Linked against a library built with the
- * cargo feature `panic-injection` (tests/c_abi.rs builds it), which exports
- * the test-only mcp_test_inject_panic (not in the public header). For every
+ * cargo feature `panic-injection` (tests/c_abi/panics.rs builds it), which
+ * exports the test-only mcp_test_inject_panic (not in the public header). For every
  * entry point with a fault point (src/ffi: `fault_point(`), a panic is armed,
  * the function is called, and:
  *   - the call returns its panic value (MCP_STATUS_PANIC, NULL, 0, nothing),
