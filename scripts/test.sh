@@ -3,7 +3,7 @@
 #
 #   lint        cargo fmt --check, cargo clippy -D warnings
 #   rust        cargo test: Rust unit, property and doc tests, the POSIX I/O
-#               helpers, and (tests/c_abi.rs) the C and C++ tests against the
+#               helpers, and (tests/c_abi/) the C and C++ tests against the
 #               shared and the static library, under valgrind and ASan+UBSan,
 #               the header as C99/C11/C++11, exported symbols, SONAME
 #   stress      release: the hostile-input catalogue and the stress tests (1 GiB

@@ -1,11 +1,19 @@
 /*
  * Panics never cross the C boundary. Linked against a library built with the
- * cargo feature `panic-injection` (tests/c_abi.rs builds it), which exports
- * the test-only mcp_test_inject_panic (not in the public header). For every
- * entry point with a fault point (src/ffi: `fault_point(`), a panic is armed,
- * the function is called, and:
- *   - the call returns its panic value (MCP_STATUS_PANIC, NULL, 0, nothing),
- *     and the process lives on;
+ * cargo feature `panic-injection` (tests/c_abi/panics.rs builds it), which
+ * exports the test-only mcp_test_inject_panic (not in the public header).
+ *
+ * The arguments are the functions to arm: every function that
+ * include/mcp_stdio.h declares (tests/c_abi/panics.rs reads them from the
+ * header). Each one is armed in turn, called, and must return its panic value
+ * (MCP_STATUS_PANIC, NULL, 0, a fixed string, nothing); a name without a case
+ * in PANIC_CASES below, or a case the arguments do not name, is a failure.
+ * Around each armed call, "test_panic: armed <name>" and "test_panic: disarmed
+ * <name>" go to stderr: the harness checks that Rust's panic hook printed
+ * "injected panic in <name>" between the two, i.e. that the call did panic.
+ *
+ * Then, for the entry points in detail:
+ *   - the process lives on after every panic;
  *   - a reader whose call panicked refuses every further reader call with
  *     MCP_STATUS_POISONED (buffered_len says 0) and can still be freed;
  *   - other readers (on this thread and another one) are unaffected;
@@ -190,6 +198,227 @@ static void test_panic_in_each_reader_call_poisons_only_that_reader(void)
                        status_name(st));
             }
             mcp_line_reader_free(fresh);
+        }
+    }
+}
+
+/* ---- every function of the header, armed in turn ---- */
+
+/* The markers around one armed call, on stderr (unbuffered, like the panic
+ * hook's message, so the order holds): the harness wants the hook's
+ * "injected panic in <name>" between them. */
+static void arm(const char *name)
+{
+    fprintf(stderr, "test_panic: armed %s\n", name);
+    mcp_test_inject_panic(name);
+}
+
+static void disarm(const char *name)
+{
+    mcp_test_inject_panic(NULL);
+    fprintf(stderr, "test_panic: disarmed %s\n", name);
+}
+
+static void want_panic_status(const char *name, McpStatus st)
+{
+    if (!CHECK(st == MCP_STATUS_PANIC)) {
+        printf("    %s, armed, returned %ld (%s), want its panic value MCP_STATUS_PANIC\n", name,
+               (long)st, status_name(st));
+    }
+}
+
+/* The reader calls of READER_CALLS, on a loaded reader: MCP_STATUS_PANIC,
+ * *out untouched. */
+static void armed_reader_call(const char *name)
+{
+    size_t i = 0;
+    McpLineReader *r;
+    McpMessage m = sentinel_message();
+    size_t nread = 777;
+    McpStatus st;
+
+    while (i < N_READER_CALLS && strcmp(READER_CALLS[i].name, name) != 0) {
+        i++;
+    }
+    if (!CHECK(i < N_READER_CALLS)) {
+        printf("    %s is not in READER_CALLS\n", name);
+        return;
+    }
+    r = loaded_reader();
+    arm(name);
+    st = call_reader(i, r, &m, &nread);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(message_is_sentinel(&m));
+    mcp_line_reader_free(r);
+}
+
+static void armed_new(const char *name)
+{
+    McpLineReader *r;
+    arm(name);
+    r = mcp_line_reader_new();
+    disarm(name);
+    if (!CHECK(r == NULL)) {
+        printf("    %s, armed, returned a reader, want its panic value NULL\n", name);
+        mcp_line_reader_free(r);
+    }
+}
+
+static void armed_buffered_len(const char *name)
+{
+    McpLineReader *r = loaded_reader(); /* 6 bytes buffered */
+    size_t n;
+    arm(name);
+    n = mcp_line_reader_buffered_len(r);
+    disarm(name);
+    if (!CHECK(n == 0)) {
+        printf("    %s, armed, returned %lu, want its panic value 0\n", name, (unsigned long)n);
+    }
+    mcp_line_reader_free(r);
+}
+
+static void armed_free(const char *name)
+{
+    McpLineReader *r = loaded_reader();
+    arm(name);
+    mcp_line_reader_free(r); /* returns nothing; valgrind and ASan check it freed */
+    disarm(name);
+    CHECK(1); /* still alive */
+}
+
+static void armed_encode(const char *name)
+{
+    McpBuffer buf;
+    McpStatus st;
+    /* A distinctive value that must survive the call (never freed: not ours). */
+    buf.data = (uint8_t *)&check_passed_count;
+    buf.len = 4242;
+    arm(name);
+    st = mcp_encode(LIT_PTR("[1]"), LIT_LEN("[1]"), 0, &buf);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(buf.data == (uint8_t *)&check_passed_count && buf.len == 4242);
+}
+
+static void armed_buffer_free(const char *name)
+{
+    McpBuffer buf = {NULL, 0};
+    CHECK_STATUS(mcp_encode(LIT_PTR("[1]"), LIT_LEN("[1]"), 0, &buf), MCP_STATUS_OK);
+    arm(name);
+    mcp_buffer_free(&buf); /* returns nothing */
+    disarm(name);
+    CHECK(1); /* still alive */
+    /* A no-op if the armed call freed and reset the buffer; frees it if not. */
+    mcp_buffer_free(&buf);
+    CHECK(buf.data == NULL && buf.len == 0);
+}
+
+static void armed_write_all(const char *name)
+{
+    int fds[2];
+    McpStatus st;
+    make_pipe(fds);
+    arm(name);
+    st = mcp_write_all(fds[1], LIT_PTR("[1]\n"), 4);
+    disarm(name);
+    want_panic_status(name, st);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+static void armed_status_str(const char *name)
+{
+    const char *s;
+    arm(name);
+    s = mcp_status_str(MCP_STATUS_OK);
+    disarm(name);
+    /* src/ffi/status.rs: the panic value is "unknown status code" (MCP_STATUS_OK's is "ok"). */
+    if (!CHECK(s != NULL && strcmp(s, "unknown status code") == 0)) {
+        printf("    %s, armed, returned \"%s\", want its panic value \"unknown status code\"\n",
+               name, s != NULL ? s : "(NULL)");
+    }
+}
+
+/* The version functions' panic values are the versions themselves
+ * (src/ffi/version.rs): only the panic hook's message tells that they panicked. */
+static void armed_version(const char *name)
+{
+    const char *v;
+    arm(name);
+    v = mcp_stdio_version();
+    disarm(name);
+    if (!CHECK(v != NULL && strcmp(v, MCP_TEST_CRATE_VERSION) == 0)) {
+        printf("    %s, armed, returned \"%s\", want its panic value \"%s\"\n", name,
+               v != NULL ? v : "(NULL)", MCP_TEST_CRATE_VERSION);
+    }
+}
+
+static void armed_abi_version(const char *name)
+{
+    uint32_t v;
+    arm(name);
+    v = mcp_stdio_abi_version();
+    disarm(name);
+    if (!CHECK(v == MCP_STDIO_ABI_VERSION)) {
+        printf("    %s, armed, returned %lu, want its panic value %lu\n", name, (unsigned long)v,
+               (unsigned long)MCP_STDIO_ABI_VERSION);
+    }
+}
+
+/* How to call each function of the header armed, and check its panic value. */
+typedef struct {
+    const char *name;
+    void (*call_armed)(const char *name);
+} PanicCase;
+
+static const PanicCase PANIC_CASES[] = {
+    {"mcp_buffer_free", armed_buffer_free},
+    {"mcp_encode", armed_encode},
+    {"mcp_line_reader_read_fd", armed_reader_call},
+    {"mcp_write_all", armed_write_all},
+    {"mcp_line_reader_new", armed_new},
+    {"mcp_line_reader_set_max_line_len", armed_reader_call},
+    {"mcp_line_reader_set_flags", armed_reader_call},
+    {"mcp_line_reader_feed", armed_reader_call},
+    {"mcp_line_reader_next_message", armed_reader_call},
+    {"mcp_line_reader_finish", armed_reader_call},
+    {"mcp_line_reader_buffered_len", armed_buffered_len},
+    {"mcp_line_reader_free", armed_free},
+    {"mcp_status_str", armed_status_str},
+    {"mcp_stdio_version", armed_version},
+    {"mcp_stdio_abi_version", armed_abi_version},
+};
+#define N_PANIC_CASES (sizeof PANIC_CASES / sizeof PANIC_CASES[0])
+
+/* `names`: the functions of the header. Each has a case, and each case is named. */
+static void test_every_header_function_returns_its_panic_value(int n_names, char **names)
+{
+    unsigned char named[N_PANIC_CASES];
+    size_t c;
+    int i;
+
+    memset(named, 0, sizeof named);
+    if (!CHECK(n_names > 0)) {
+        printf("    no arguments: give test_panic the functions of include/mcp_stdio.h\n");
+    }
+    for (i = 0; i < n_names; i++) {
+        c = 0;
+        while (c < N_PANIC_CASES && strcmp(PANIC_CASES[c].name, names[i]) != 0) {
+            c++;
+        }
+        if (!CHECK(c < N_PANIC_CASES)) {
+            printf("    no case for function %s in test_panic.c\n", names[i]);
+            continue;
+        }
+        named[c] = 1;
+        PANIC_CASES[c].call_armed(PANIC_CASES[c].name);
+    }
+    for (c = 0; c < N_PANIC_CASES; c++) {
+        if (!CHECK(named[c])) {
+            printf("    test_panic.c has a case for %s, which the arguments (the functions of "
+                   "include/mcp_stdio.h) do not name\n",
+                   PANIC_CASES[c].name);
         }
     }
 }
@@ -395,13 +624,14 @@ static void test_status_strings_describe_panics(void)
     CHECK(strstr(mcp_status_str(MCP_STATUS_POISONED), "unusable") != NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int fds[2];
     make_pipe(fds);
     set_nonblocking(fds[0]);
     g_rd = fds[0];
 
+    test_every_header_function_returns_its_panic_value(argc - 1, argv + 1);
     test_panic_in_each_reader_call_poisons_only_that_reader();
     test_panic_in_new_gives_null();
     test_panic_in_buffered_len_gives_zero_and_does_not_poison();

@@ -6,8 +6,8 @@
  * counts a failure; check_summary() prints `N passed, M failed` as the last
  * line of stdout and returns the process exit code (non-zero on any failure).
  *
- * The test harness (tests/c_abi.rs) parses that last line, so nothing may be
- * printed to stdout after check_summary().
+ * The test harness (tests/c_abi/toolchain/program_output.rs) parses that last
+ * line, so nothing may be printed to stdout after check_summary().
  */
 #ifndef MCP_STDIO_TEST_UTIL_H
 #define MCP_STDIO_TEST_UTIL_H
