@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of mcp-stdio, step by step, and ends with a summary line.
 #
-#   lint        cargo fmt --check, cargo clippy -D warnings
+#   lint        cargo fmt --check, cargo clippy -D warnings (also with
+#               panic injection, and without the C ABI feature)
 #   rust        cargo test: Rust unit, property and doc tests, the POSIX I/O
 #               helpers, and (tests/c_abi/) the C and C++ tests against the
 #               shared and the static library, under valgrind and ASan+UBSan,
@@ -30,9 +31,11 @@ cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 lint() {
     cargo fmt --all -- --check &&
         cargo clippy --all-targets -- -D warnings &&
-        cargo clippy --all-targets --features panic-injection -- -D warnings
+        cargo clippy --all-targets --features panic-injection -- -D warnings &&
+        cargo clippy --all-targets --no-default-features -- -D warnings
 }
-rust() { cargo test; }
+# Also the crate as Rust users without the C ABI get it (default-features = false).
+rust() { cargo test && cargo test --no-default-features --lib --test reader --test encode; }
 stress() { cargo test --release --test hostile --test 'stress_*' -- --nocapture; }
 miri() { bash scripts/miri.sh; }
 tsan() {

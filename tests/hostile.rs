@@ -14,6 +14,8 @@
 //! was expected), `chunkings` (the plans of each run), and the readers
 //! `rust_api` and `c_api`.
 
+#![cfg(feature = "capi")]
+
 mod common;
 
 #[path = "hostile_runner/c_api.rs"]

@@ -327,6 +327,21 @@ static void armed_write_all(const char *name)
     close(fds[1]);
 }
 
+static void armed_write_all_deadline(const char *name)
+{
+    int fds[2];
+    size_t written = 12345;
+    McpStatus st;
+    make_pipe(fds);
+    arm(name);
+    st = mcp_write_all_deadline(fds[1], LIT_PTR("[1]\n"), 4, 1000, &written);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(written == 12345); /* the panic came before any write: the count untouched */
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static void armed_status_str(const char *name)
 {
     const char *s;
@@ -377,6 +392,7 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_encode", armed_encode},
     {"mcp_line_reader_read_fd", armed_reader_call},
     {"mcp_write_all", armed_write_all},
+    {"mcp_write_all_deadline", armed_write_all_deadline},
     {"mcp_line_reader_new", armed_new},
     {"mcp_line_reader_set_max_line_len", armed_reader_call},
     {"mcp_line_reader_set_flags", armed_reader_call},

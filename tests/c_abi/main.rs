@@ -25,6 +25,7 @@
 //! (named after the test and the process id), so the tests run in parallel,
 //! and concurrent `cargo test` runs do not clash. The directory is removed
 //! when the test passes and kept for inspection when it fails.
+#![cfg(feature = "capi")]
 
 mod toolchain;
 
