@@ -1,7 +1,9 @@
 //! The C ABI (the crate's only `unsafe` code) against the Rust API: the same
 //! chunking through `mcp_line_reader_*` and through `LineReader` must give the
 //! same statuses, items (kind, rpc kind, data, and here even a too-long
-//! item's `len`: same chunking) and `buffered_len`; every line's bytes through
+//! item's `len`: same chunking) and `buffered_len`; `0` as the line limit and
+//! unknown flag bits are rejected (docs/contract.md §Reader: line limit,
+//! §Reader: flags, §Encoder: errors); every line's bytes through
 //! `mcp_encode` (both flags) must give what `encode`/`encode_ascii` give, and
 //! the buffer must free cleanly (twice: the second is a no-op). Each chunk is
 //! fed from its own heap copy, freed right after the feed (the reader must

@@ -1,4 +1,5 @@
-//! Chunking invariance: any chunking of a stream gives the same items.
+//! Chunking invariance: any chunking of a stream gives the same items
+//! (docs/contract.md §Reader: chunking).
 //!
 //! Input layout: `common::ChunkedInput` (limit, flags, split, chunk lengths,
 //! stream); `split` is where the stream is cut for the finish-and-continue check.
@@ -10,14 +11,15 @@
 //! 3. the chunks, taking nothing until after finish;
 //! 4. one byte per feed, taking items after every feed, then finish;
 //! 5. feed(A), finish, feed(B), finish — which must give the items of A
-//!    read alone, then those of `\n` + B read alone (after finish, what is fed
+//!    read alone, then those of `\n` + B read alone (§Reader: finish: what is fed
 //!    starts a new line; the `\n` only stops B's BOM, which is no longer at
 //!    the reader's start, from being skipped).
 //!
 //! Every reading is also checked line by line against the contract
 //! (`common::check_against_lines`): too-long items with
-//! `limit < len <= the line's full length`, data and validity per the model.
-//! Readings 2 and 4 also check `buffered_len` after each feed.
+//! `limit < len <= the line's full length` (§Reader: line limit, §Reader:
+//! too-long lines), data and validity per the model. Readings 2 and 4 also
+//! check `buffered_len` after each feed (§Reader: buffered_len).
 
 #![no_main]
 

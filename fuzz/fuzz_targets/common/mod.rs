@@ -1,7 +1,6 @@
 //! Shared by the fuzz targets: owned items, and an independent model of the
-//! contract (README "What the reader does", "What the encoder does", and
-//! shared/CONTRACT-NOTES.md), written the simplest way, with no code from the
-//! library.
+//! contract (docs/contract.md), written the simplest way, with no code from
+//! the library.
 
 #![allow(dead_code)]
 
