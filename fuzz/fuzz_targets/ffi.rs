@@ -19,13 +19,14 @@ mod common;
 
 use std::ptr;
 
-use common::{chunked_input, drain, reader, ChunkedInput, Item};
+use common::{chunked_input, drain_reported, reader, ChunkedInput, Item, Reported};
 use libfuzzer_sys::fuzz_target;
 use mcp_stdio::ffi::*;
 use mcp_stdio::{encode, encode_ascii, RpcKind};
 
-/// The next item of a C reader, owned, or `None` for `MCP_STATUS_NO_MESSAGE`.
-fn c_next(r: *mut McpLineReader) -> Option<Item> {
+/// The next item of a C reader, owned, with its `len`, or `None` for
+/// `MCP_STATUS_NO_MESSAGE`.
+fn c_next(r: *mut McpLineReader) -> Option<Reported> {
     let mut m = McpMessage {
         kind: -1,
         rpc_kind: -1,
@@ -57,7 +58,7 @@ fn c_next(r: *mut McpLineReader) -> Option<Item> {
         1 => Item::ParseError(data()),
         2 => {
             assert!(m.data.is_null(), "too-long item with data");
-            Item::TooLong(m.len)
+            Item::TooLong
         }
         3 => Item::InvalidJsonRpc(data()),
         k => panic!("kind {k}"),
@@ -65,10 +66,10 @@ fn c_next(r: *mut McpLineReader) -> Option<Item> {
     if !matches!(item, Item::Json(..)) {
         assert_eq!(rpc, None, "rpc kind on a non-message");
     }
-    Some(item)
+    Some((item, m.len))
 }
 
-fn c_drain(r: *mut McpLineReader) -> Vec<Item> {
+fn c_drain(r: *mut McpLineReader) -> Vec<Reported> {
     std::iter::from_fn(|| c_next(r)).collect()
 }
 
@@ -166,7 +167,7 @@ fuzz_target!(|data: &[u8]| {
         r.feed(&stream[from..to]).unwrap();
         from = to;
         c_items.extend(c_drain(c));
-        r_items.extend(drain(&mut r));
+        r_items.extend(drain_reported(&mut r));
         assert_eq!(unsafe { mcp_line_reader_buffered_len(c) }, r.buffered_len());
     }
     assert_eq!(
@@ -175,13 +176,14 @@ fuzz_target!(|data: &[u8]| {
     );
     r.finish().unwrap();
     c_items.extend(c_drain(c));
-    r_items.extend(drain(&mut r));
+    r_items.extend(drain_reported(&mut r));
+    // Lengths too: a too-long item's, informational, is the same for the same chunking.
     assert_eq!(c_items, r_items);
     assert_eq!(unsafe { mcp_line_reader_buffered_len(c) }, 0);
     assert_eq!(c_next(c), None);
     unsafe { mcp_line_reader_free(c) };
 
-    for item in &c_items {
+    for (item, _) in &c_items {
         if let Item::Json(line, _) | Item::ParseError(line) | Item::InvalidJsonRpc(line) = item {
             check_encode(line);
         }
