@@ -1,9 +1,11 @@
 //! Invariants over generated streams: chunking never changes the items; the
-//! reader agrees with an independent model; encode's output is one safe line.
+//! reader agrees with the independent model (`tests/contract_model`); encode's
+//! output is one safe line, the one the model writes (docs/contract.md
+//! §Reader: chunking, §Reader: messages, §Encoder).
 
 mod common;
 
-use common::{model_is_json, model_read, read_chunked, read_whole, Item, Settings};
+use common::{model_encode, model_is_json, model_read, read_chunked, read_whole, Item, Settings};
 use mcp_stdio::{encode, encode_ascii};
 use proptest::prelude::*;
 
@@ -123,6 +125,8 @@ proptest! {
                 if let (Ok(a), Ok(b)) = (a, b) {
                     prop_assert_eq!(a, b);
                 }
+                // Exactly the contract's line (docs/contract.md §Encoder: output, §Encoder: ASCII flag).
+                prop_assert_eq!(&line[..], &model_encode(&input, ascii)[..]);
                 // Encoding is idempotent.
                 let again = if ascii { encode_ascii(body) } else { encode(body) };
                 prop_assert_eq!(again.as_deref(), Ok(&line[..]));

@@ -1,4 +1,7 @@
-//! The two problem statements' examples (shared/seeds), as the contract states them.
+//! The contract's worked examples, as docs/contract.md states them:
+//! §Reader: example (three reads, with §Reader: buffered_len and §Reader:
+//! finish), §Encoder: example, and a malformed line dropped by the skip flag
+//! (§Reader: messages).
 
 use mcp_stdio::{encode, LineReader, Message};
 
@@ -6,8 +9,9 @@ fn json(line: &[u8]) -> Message<'_> {
     Message::Json { line, rpc: None }
 }
 
+/// docs/contract.md §Reader: example.
 #[test]
-fn seed_000_three_reads() {
+fn three_reads() {
     let mut r = LineReader::new();
     r.feed(b"{\"id\":1}\n{\"id\"").unwrap();
     assert_eq!(r.next_message(), Some(json(b"{\"id\":1}")));
@@ -32,14 +36,16 @@ fn seed_000_three_reads() {
     assert_eq!(r.buffered_len(), 0);
 }
 
+/// docs/contract.md §Encoder: example.
 #[test]
-fn seed_000_encode_example() {
+fn encode_example() {
     let line = encode(br#"{"a": "line1\nline2", "id": 1}"#).unwrap();
     assert_eq!(line, b"{\"a\":\"line1\\nline2\",\"id\":1}\n");
 }
 
+/// docs/contract.md §Reader: messages (the skip flag).
 #[test]
-fn seed_002_skips_malformed_lines_and_recovers() {
+fn skips_malformed_lines_and_recovers() {
     let mut r = LineReader::new();
     r.set_skip_invalid(true);
     r.feed(b"garbage\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n")

@@ -1,5 +1,6 @@
-//! `encode` and `encode_ascii` on any input: both fail exactly when the model
-//! says the input is not one JSON text; otherwise each returns one line that
+//! `encode` and `encode_ascii` on any input (docs/contract.md §Encoder): both
+//! fail exactly when the model says the input is not one JSON text;
+//! otherwise each returns one line that
 //! - ends in exactly one `\n`, with no other raw `\n` or `\r`,
 //! - has no whitespace outside strings,
 //! - is one JSON text per the model,
@@ -9,9 +10,9 @@
 //!   of both (no lone surrogates, depth <= 128), the same `Value` with
 //!   `arbitrary_precision` (numbers as text),
 //! - with ascii, has only bytes 0x20..=0x7E before the `\n`,
-//! - is exactly what the contract says: every token byte for byte, raw
-//!   U+2028/U+2029 (and, with ascii, every raw character above 0x7E) escaped
-//!   as lowercase `\uxxxx` (`common::model_encode`),
+//! - is exactly what §Encoder: output and §Encoder: ASCII flag say: every
+//!   token byte for byte, raw U+2028/U+2029 (and, with ascii, every raw
+//!   character above 0x7E) escaped as lowercase `\uxxxx` (`common::model_encode`),
 //! - encodes to itself (idempotent), and the two encoders compose:
 //!   `encode_ascii(encode(x)) == encode_ascii(x)`, `encode(encode_ascii(x)) == encode_ascii(x)`.
 

@@ -1,7 +1,9 @@
 //! The C ABI (the crate's only `unsafe` code) against the Rust API: the same
 //! chunking through `mcp_line_reader_*` and through `LineReader` must give the
 //! same statuses, items (kind, rpc kind, data, and here even a too-long
-//! item's `len`: same chunking) and `buffered_len`; every line's bytes through
+//! item's `len`: same chunking) and `buffered_len`; `0` as the line limit and
+//! unknown flag bits are rejected (docs/contract.md §Reader: line limit,
+//! §Reader: flags, §Encoder: errors); every line's bytes through
 //! `mcp_encode` (both flags) must give what `encode`/`encode_ascii` give, and
 //! the buffer must free cleanly (twice: the second is a no-op). Each chunk is
 //! fed from its own heap copy, freed right after the feed (the reader must
@@ -17,13 +19,14 @@ mod common;
 
 use std::ptr;
 
-use common::{chunked_input, drain, reader, ChunkedInput, Item};
+use common::{chunked_input, drain_reported, reader, ChunkedInput, Item, Reported};
 use libfuzzer_sys::fuzz_target;
 use mcp_stdio::ffi::*;
 use mcp_stdio::{encode, encode_ascii, RpcKind};
 
-/// The next item of a C reader, owned, or `None` for `MCP_STATUS_NO_MESSAGE`.
-fn c_next(r: *mut McpLineReader) -> Option<Item> {
+/// The next item of a C reader, owned, with its `len`, or `None` for
+/// `MCP_STATUS_NO_MESSAGE`.
+fn c_next(r: *mut McpLineReader) -> Option<Reported> {
     let mut m = McpMessage {
         kind: -1,
         rpc_kind: -1,
@@ -55,7 +58,7 @@ fn c_next(r: *mut McpLineReader) -> Option<Item> {
         1 => Item::ParseError(data()),
         2 => {
             assert!(m.data.is_null(), "too-long item with data");
-            Item::TooLong(m.len)
+            Item::TooLong
         }
         3 => Item::InvalidJsonRpc(data()),
         k => panic!("kind {k}"),
@@ -63,10 +66,10 @@ fn c_next(r: *mut McpLineReader) -> Option<Item> {
     if !matches!(item, Item::Json(..)) {
         assert_eq!(rpc, None, "rpc kind on a non-message");
     }
-    Some(item)
+    Some((item, m.len))
 }
 
-fn c_drain(r: *mut McpLineReader) -> Vec<Item> {
+fn c_drain(r: *mut McpLineReader) -> Vec<Reported> {
     std::iter::from_fn(|| c_next(r)).collect()
 }
 
@@ -164,7 +167,7 @@ fuzz_target!(|data: &[u8]| {
         r.feed(&stream[from..to]).unwrap();
         from = to;
         c_items.extend(c_drain(c));
-        r_items.extend(drain(&mut r));
+        r_items.extend(drain_reported(&mut r));
         assert_eq!(unsafe { mcp_line_reader_buffered_len(c) }, r.buffered_len());
     }
     assert_eq!(
@@ -173,13 +176,14 @@ fuzz_target!(|data: &[u8]| {
     );
     r.finish().unwrap();
     c_items.extend(c_drain(c));
-    r_items.extend(drain(&mut r));
+    r_items.extend(drain_reported(&mut r));
+    // Lengths too: a too-long item's, informational, is the same for the same chunking.
     assert_eq!(c_items, r_items);
     assert_eq!(unsafe { mcp_line_reader_buffered_len(c) }, 0);
     assert_eq!(c_next(c), None);
     unsafe { mcp_line_reader_free(c) };
 
-    for item in &c_items {
+    for (item, _) in &c_items {
         if let Item::Json(line, _) | Item::ParseError(line) | Item::InvalidJsonRpc(line) = item {
             check_encode(line);
         }

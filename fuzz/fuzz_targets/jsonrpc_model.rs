@@ -1,16 +1,18 @@
 //! JSON-RPC classification (`set_jsonrpc(true)`) against an independent model
-//! written from shared/CONTRACT-NOTES.md ("JSON-RPC flag") on top of
-//! `serde_json::Value`: every message must be an object with `"jsonrpc": "2.0"`
-//! (names and values compared after unescaping; serde_json's map keeps the
-//! last of duplicate names, as the contract says), then
+//! written from docs/contract.md (§JSON-RPC: messages, §JSON-RPC: kinds,
+//! §JSON-RPC: error response id) on top of `serde_json::Value`: every message
+//! must be an object with `"jsonrpc": "2.0"` (names and values compared after
+//! unescaping; serde_json's map keeps the last of duplicate names, as the
+//! contract says), then
 //! - request: `method` string, `id` string or number, `params` absent, object
 //!   or array, no `result`/`error`;
 //! - notification: `method` string, no `id`, `params` absent/object/array,
 //!   no `result`/`error`;
 //! - response: `id` string or number, `result` (any value), no `error`, no `method`;
-//! - error: `id` string, number or null, `error` an object with an integer
-//!   `code` (a number written without fraction or exponent, as Python's
-//!   `json.loads` makes an `int`) and a string `message`, no `result`, no `method`;
+//! - error: `id` string, number, null or absent (absent: MCP 2025-11-25 and
+//!   later), `error` an object with an integer `code` (a number written
+//!   without fraction or exponent, as Python's `json.loads` makes an `int`)
+//!   and a string `message`, no `result`, no `method`;
 //! - batch: a non-empty array whose every element is one of the above.
 //!
 //! `arbitrary_precision` keeps numbers as their text (so `1e999` is a number
@@ -121,7 +123,14 @@ fn model_message(v: &Value) -> Option<RpcKind> {
         }
         Some(_) => None,
         None if has_result && !has_error && id_string_or_number => Some(RpcKind::Response),
-        None if has_error && !has_result && (id_string_or_number || id == Some(&Value::Null)) => {
+        // An error response's id may also be null or absent (§JSON-RPC: error response id).
+        None if has_error
+            && !has_result
+            && matches!(
+                id,
+                None | Some(Value::Null | Value::String(_) | Value::Number(_))
+            ) =>
+        {
             let e = m.get("error")?.as_object()?;
             let ok = e.get("code").is_some_and(is_integer)
                 && matches!(e.get("message"), Some(Value::String(_)));

@@ -1,11 +1,13 @@
 //! The reader (no limit, no JSON-RPC, with and without the skip flag) against
-//! an independent, deliberately simple model of the contract (`common`):
+//! an independent, deliberately simple model of the contract (`common`;
+//! docs/contract.md §Reader: lines, trimming, BOM, messages, and §JSON):
 //! strip a leading BOM, split on `\n`, trim JSON whitespace, skip empty lines,
 //! a line is a message iff std's UTF-8 check and serde_json's validating skip
 //! (`IgnoredAny`) accept it. The whole input is the stream.
 //!
 //! Also: turning JSON-RPC classification on never changes which lines are
-//! JSON (a message becomes a classified message or `InvalidJsonRpc`).
+//! JSON (a message becomes a classified message or `InvalidJsonRpc`;
+//! §Reader: messages).
 
 #![no_main]
 

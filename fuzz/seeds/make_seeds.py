@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes the fuzz seeds: fuzz/seeds/<target>/<name>, small files, checked in.
 
-The edge cases of the contract (README "What the reader does", "What the
-encoder does", shared/CONTRACT-NOTES.md). Run it again after changing it:
+The edge cases of the contract (docs/contract.md). Run it again after
+changing it:
     python3 fuzz/seeds/make_seeds.py
 reader_model and encode take the raw bytes; reader_chunking takes a header
 (limit, flags, split, chunk lengths; see fuzz_targets/reader_chunking.rs) and
@@ -166,6 +166,13 @@ RPC_MORE = {
     "response_null_id": b'{"jsonrpc":"2.0","id":null,"result":1}',
     "response_no_id": b'{"jsonrpc":"2.0","result":1}',
     "error_no_id": b'{"jsonrpc":"2.0","error":{"code":1,"message":"m"}}',
+    # An error response may omit its id (docs/contract.md §JSON-RPC: error response id).
+    "error_no_id_parse_error": b'{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}',
+    "error_no_id_in_batch": b"[" + RESP + b',{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}}]',
+    "error_no_id_no_message": b'{"jsonrpc":"2.0","error":{"code":-32600}}',
+    "error_no_id_and_result": b'{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"result":1}',
+    "error_id_bool": b'{"jsonrpc":"2.0","id":false,"error":{"code":1,"message":"m"}}',
+    "response_no_id_in_batch": b"[" + RESP + b',{"jsonrpc":"2.0","result":{}}]',
     "error_code_string": b'{"jsonrpc":"2.0","id":1,"error":{"code":"1","message":"m"}}',
     "error_code_exp": b'{"jsonrpc":"2.0","id":1,"error":{"code":1e2,"message":"m"}}',
     "error_code_neg_zero": b'{"jsonrpc":"2.0","id":1,"error":{"code":-0,"message":"m"}}',
