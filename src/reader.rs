@@ -288,15 +288,29 @@ impl LineReader {
         self.reclaim();
         // Everything framing may need, so that it cannot fail half way.
         self.events.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
-        self.buf
-            .try_reserve(max.saturating_add(BOM.len()))
-            .map_err(|_| Error::OutOfMemory)?;
+        self.reserve(max.saturating_add(BOM.len()))?;
         let start = self.buf.len();
         let out = fill(&mut self.buf);
         if self.buf.len() > start {
             self.frame_appended(start);
         }
         Ok(out)
+    }
+
+    /// Makes room for `extra` more bytes, growing the buffer by doubling, but
+    /// never past `BIG_LINE` for contents that fit under it: memory given
+    /// back after a big line stays given back until the data needs more.
+    fn reserve(&mut self, extra: usize) -> Result<(), Error> {
+        let needed = self.buf.len().saturating_add(extra);
+        if needed <= self.buf.capacity() {
+            return Ok(());
+        }
+        let grown = if needed < BIG_LINE && 2 * self.buf.capacity() >= BIG_LINE {
+            self.buf.try_reserve_exact(BIG_LINE - 1 - self.buf.len())
+        } else {
+            self.buf.try_reserve(extra)
+        };
+        grown.map_err(|_| Error::OutOfMemory)
     }
 
     /// End of stream: a buffered unterminated line becomes a complete line,

@@ -399,6 +399,26 @@ fn memory_is_given_back_after_a_big_line() {
     assert_eq!(drain(&mut r), [json("[1]")]);
 }
 
+/// After a big line, what is still held keeps room to grow: a feed that
+/// follows does not double the buffer past 1 MiB.
+#[test]
+fn memory_given_back_leaves_room_for_what_is_held() {
+    for (held_kib, feed_kib) in [(600, 0), (600, 100), (900, 60), (100, 500)] {
+        let mut r = LineReader::new();
+        let mut stream = format!("[\"{}\"]\n", "b".repeat(3 << 20)).into_bytes();
+        stream.extend(std::iter::repeat_n(b'h', held_kib << 10));
+        r.feed(&stream).unwrap();
+        assert!(r.next_message().is_some());
+        r.feed(&vec![b'h'; (feed_kib << 10).max(8)]).unwrap();
+        assert!(
+            r.capacity() < 1 << 20,
+            "held {held_kib} KiB, fed {feed_kib} KiB: capacity {}",
+            r.capacity()
+        );
+        assert_eq!(r.buffered_len(), (held_kib << 10) + (feed_kib << 10).max(8));
+    }
+}
+
 /// The rest of a too-long line arriving as one huge chunk is dropped, and
 /// the memory that chunk needed is given back like a big line's.
 #[test]
