@@ -7,7 +7,8 @@
 # Builds the library once with CMake (cargo build --release inside the CMake
 # build dir), installs it into a temporary prefix, checks the installed files,
 # then builds and runs tests/packaging/consumer.c through
-#   1. pkg-config, shared library   2. pkg-config --static, static library
+#   1. pkg-config, shared library
+#   2. pkg-config --static, and mcp_stdio_static.pc: static library
 #   3. find_package(mcp_stdio), static (default) and shared
 #   4. add_subdirectory() of the source tree, static (default) and shared
 # (4 reuses the first build's cargo target dir, so cargo runs only once).
@@ -147,6 +148,7 @@ t_installed_files() {
         lib/libmcp_stdio.so.0
         "lib/libmcp_stdio.so.$FULL_VERSION"
         lib/pkgconfig/mcp_stdio.pc
+        lib/pkgconfig/mcp_stdio_static.pc
     )
     [ -f "$ROOT/include/mcp_stdio.hpp" ] && expected+=(include/mcp_stdio.hpp)
     diff -u <(printf '%s\n' "${expected[@]}" | LC_ALL=C sort) \
@@ -180,6 +182,22 @@ t_pc_file() {
     [ "$(pkg-config --static --libs mcp_stdio | xargs)" = \
       "-L$PREFIX/lib -lmcp_stdio -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" ] || fail "Libs.private"
 }
+t_pc_static_file() {
+    # The static library for `pkg-config --libs` without --static (cgo): Libs
+    # names the archive itself, so no linker can take the .so instead.
+    local pc="$PREFIX/lib/pkgconfig/mcp_stdio_static.pc"
+    cat "$pc"
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    pkg-config --validate mcp_stdio_static
+    grep -qx "prefix=$PREFIX" "$pc" || fail "prefix is not the --prefix given to cmake --install"
+    grep -qx 'Name: mcp_stdio_static' "$pc" || fail "Name"
+    grep -qxF "Description: $DESCRIPTION (static library)" "$pc" || fail "Description"
+    [ "$(pkg-config --modversion mcp_stdio_static)" = "$VERSION" ] || fail "Version is not Cargo.toml's $VERSION"
+    [ "$(pkg-config --cflags mcp_stdio_static | xargs)" = "-I$PREFIX/include" ] || fail "Cflags"
+    local libs="$PREFIX/lib/libmcp_stdio.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
+    [ "$(pkg-config --libs mcp_stdio_static | xargs)" = "$libs" ] || fail "Libs"
+    [ "$(pkg-config --static --libs mcp_stdio_static | xargs)" = "$libs" ] || fail "Libs with --static"
+}
 t_components() {
     # Packagers split runtime and development files: Runtime = the versioned
     # library and its SONAME link.
@@ -196,6 +214,7 @@ t_destdir_strip() {
     lib="$stage/opt/mcp/lib"
     [ -f "$lib/libmcp_stdio.so.$FULL_VERSION" ] || fail "library not staged"
     grep -qx 'prefix=/opt/mcp' "$lib/pkgconfig/mcp_stdio.pc" || fail "staged .pc prefix"
+    grep -qx 'prefix=/opt/mcp' "$lib/pkgconfig/mcp_stdio_static.pc" || fail "staged static .pc prefix"
     if readelf -S "$lib/libmcp_stdio.so.$FULL_VERSION" | grep -q debug_info; then fail ".so not stripped"; fi
     if readelf -S "$lib/libmcp_stdio.a" 2>/dev/null | grep -q debug_info; then fail ".a not stripped"; fi
     [ "$(readelf -d "$lib/libmcp_stdio.so.$FULL_VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = libmcp_stdio.so.0 ] ||
@@ -227,6 +246,17 @@ t_pkgconfig_static() {
     "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio) "$HERE/consumer.c" \
         $(pkg-config --static --libs mcp_stdio | sed 's/-lmcp_stdio/-Wl,-Bstatic -lmcp_stdio -Wl,-Bdynamic/') \
         -o "$exe"
+    needs_static "$exe"
+    run_consumer "$exe"
+}
+t_pkgconfig_static_pc() {
+    unset LD_LIBRARY_PATH
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    local exe="$WORK/pc-static-pc/consumer"
+    mkdir -p "${exe%/*}"
+    # shellcheck disable=SC2046
+    "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio_static) "$HERE/consumer.c" \
+        $(pkg-config --libs mcp_stdio_static) -o "$exe"
     needs_static "$exe"
     run_consumer "$exe"
 }
@@ -318,10 +348,12 @@ check   "cmake --build again is a no-op (cargo not rerun)" t_rebuild_noop
 require "cmake --install --prefix <tmp>" t_install
 check   "installed files: exact list, .so -> .so.0 -> .so.$FULL_VERSION, SONAME, headers" t_installed_files
 check   "mcp_stdio.pc: prefix, Name, Description, Version, Libs, Libs.private, Cflags" t_pc_file
+check   "mcp_stdio_static.pc: prefix, Name, Description, Version, Libs (the archive), Cflags" t_pc_static_file
 check   "install --component Runtime: versioned library and SONAME link only" t_components
 check   "DESTDIR staged install, --strip" t_destdir_strip
 check   "pkg-config shared: builds, NEEDs libmcp_stdio.so.0, runs" t_pkgconfig_shared
 check   "pkg-config --static: builds, no libmcp_stdio NEEDED, runs" t_pkgconfig_static
+check   "pkg-config mcp_stdio_static: builds, no libmcp_stdio NEEDED, runs" t_pkgconfig_static_pc
 check   "find_package(mcp_stdio) static (default): builds, no libmcp_stdio NEEDED, runs" t_find_package_static
 check   "find_package(mcp_stdio) MCP_STDIO_SHARED=ON: builds, NEEDs libmcp_stdio.so.0, runs" t_find_package_shared
 check   "find_package version: $MAJOR.$MINOR accepted, newer minor/major rejected" t_find_package_version
