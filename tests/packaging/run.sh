@@ -7,9 +7,11 @@
 # Builds the library once with CMake (cargo build --release inside the CMake
 # build dir), installs it into a temporary prefix, checks the installed files,
 # then builds and runs tests/packaging/consumer.c through
-#   1. pkg-config, shared library
+#   1. pkg-config, shared library (with LD_LIBRARY_PATH, and with an rpath:
+#      the prefix is not one the loader searches, as with $HOME/.local)
 #   2. pkg-config --static, and mcp_stdio_static.pc: static library
-#   3. find_package(mcp_stdio), static (default) and shared
+#   3. find_package(mcp_stdio), static (default) and shared, also installed
+#      (INSTALL_RPATH_USE_LINK_PATH)
 #   4. add_subdirectory() of the source tree, static (default) and shared
 # (4 reuses the first build's cargo target dir, so cargo runs only once).
 # Prints one line per check, then "N passed, M failed" alone on the last line;
@@ -98,6 +100,23 @@ needs_shared() {
 needs_static() {
     needed "$1"
     if needed "$1" | grep -q 'libmcp_stdio'; then fail "$1 NEEDs libmcp_stdio: not statically linked"; fi
+}
+# runpath_is <binary> <dir>: its RUNPATH (or RPATH) is exactly <dir>.
+runpath_is() {
+    local got
+    got=$(readelf -d "$1" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+    echo "RUNPATH of $1: $got"
+    [ "$got" = "$2" ] || fail "$1 has RUNPATH '$got', not $2"
+}
+# fails_to_load <binary>: the loader cannot find libmcp_stdio.so.0 for it
+# (what a newcomer sees with a prefix outside the loader's directories).
+fails_to_load() {
+    local out rc=0
+    out=$("$1" 2>&1) || rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -ne 0 ] || fail "$1 ran without libmcp_stdio.so.0 on the loader's path"
+    grep -q 'libmcp_stdio\.so\.0: cannot open shared object file' <<<"$out" ||
+        fail "$1 failed for another reason than a missing libmcp_stdio.so.0"
 }
 # resolves_to <binary> <dir>: the loader takes libmcp_stdio.so.0 from <dir>.
 resolves_to() {
@@ -235,6 +254,25 @@ t_pkgconfig_shared() {
     LD_LIBRARY_PATH="$PREFIX/lib" resolves_to "$exe" "$PREFIX/lib"
     LD_LIBRARY_PATH="$PREFIX/lib" run_consumer "$exe"
 }
+t_pkgconfig_shared_rpath() {
+    # The prefix is not in the loader's path (like $HOME/.local): without
+    # LD_LIBRARY_PATH the program above does not start; with the rpath
+    # docs/install.md gives, it does.
+    unset LD_LIBRARY_PATH
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    fails_to_load "$WORK/pc-shared/consumer"
+    local exe="$WORK/pc-shared-rpath/consumer" libdir
+    mkdir -p "${exe%/*}"
+    libdir=$(pkg-config --variable=libdir mcp_stdio)
+    [ "$libdir" = "$PREFIX/lib" ] || fail "libdir is '$libdir', not $PREFIX/lib"
+    # shellcheck disable=SC2046
+    "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio) "$HERE/consumer.c" \
+        $(pkg-config --libs mcp_stdio) -Wl,-rpath,"$libdir" -o "$exe"
+    needs_shared "$exe"
+    runpath_is "$exe" "$PREFIX/lib"
+    resolves_to "$exe" "$PREFIX/lib"
+    run_consumer "$exe"
+}
 t_pkgconfig_static() {
     export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
     local exe="$WORK/pc-static/consumer"
@@ -284,6 +322,23 @@ t_find_package_shared() {
     needs_shared "$bld/consumer"
     resolves_to "$bld/consumer" "$PREFIX/lib"   # no LD_LIBRARY_PATH: CMake's build RUNPATH
     run_consumer "$bld/consumer"
+}
+t_find_package_shared_installed() {
+    # `cmake --install` of the consumer above: CMake drops the build tree's
+    # RUNPATH, so the installed program does not find libmcp_stdio.so.0 in a
+    # non-system prefix; INSTALL_RPATH_USE_LINK_PATH keeps it, as
+    # docs/install.md says (find_package/CMakeLists.txt, MCP_STDIO_KEEP_RPATH).
+    unset LD_LIBRARY_PATH
+    local bld="$WORK/fp-shared" plain="$WORK/fp-shared-installed" kept="$WORK/fp-shared-installed-rpath"
+    cmake --install "$bld" --prefix "$plain"
+    runpath_is "$plain/bin/consumer" ""
+    fails_to_load "$plain/bin/consumer"
+    cmake -S "$HERE/find_package" -B "$bld" -DMCP_STDIO_KEEP_RPATH=ON
+    cmake --build "$bld" --parallel "$JOBS"
+    cmake --install "$bld" --prefix "$kept"
+    runpath_is "$kept/bin/consumer" "$PREFIX/lib"
+    resolves_to "$kept/bin/consumer" "$PREFIX/lib"
+    run_consumer "$kept/bin/consumer"
 }
 t_find_package_version() {
     local ok="$MAJOR.$MINOR" newer_minor="$MAJOR.$((MINOR + 1))" newer_major="$((MAJOR + 1)).0"
@@ -352,10 +407,12 @@ check   "mcp_stdio_static.pc: prefix, Name, Description, Version, Libs (the arch
 check   "install --component Runtime: versioned library and SONAME link only" t_components
 check   "DESTDIR staged install, --strip" t_destdir_strip
 check   "pkg-config shared: builds, NEEDs libmcp_stdio.so.0, runs" t_pkgconfig_shared
+check   "pkg-config shared, non-system prefix: fails to load without rpath; -Wl,-rpath runs" t_pkgconfig_shared_rpath
 check   "pkg-config --static: builds, no libmcp_stdio NEEDED, runs" t_pkgconfig_static
 check   "pkg-config mcp_stdio_static: builds, no libmcp_stdio NEEDED, runs" t_pkgconfig_static_pc
 check   "find_package(mcp_stdio) static (default): builds, no libmcp_stdio NEEDED, runs" t_find_package_static
 check   "find_package(mcp_stdio) MCP_STDIO_SHARED=ON: builds, NEEDs libmcp_stdio.so.0, runs" t_find_package_shared
+check   "find_package shared, installed consumer: no RUNPATH by default; INSTALL_RPATH_USE_LINK_PATH runs" t_find_package_shared_installed
 check   "find_package version: $MAJOR.$MINOR accepted, newer minor/major rejected" t_find_package_version
 check   "relocatable: find_package from a moved prefix" t_relocatable
 check   "add_subdirectory() static (default): builds, no libmcp_stdio NEEDED, runs" t_add_subdirectory_static
