@@ -13,11 +13,16 @@
 #   3. find_package(mcp_stdio), static (default) and shared, also installed
 #      (INSTALL_RPATH_USE_LINK_PATH)
 #   4. add_subdirectory() of the source tree, static (default) and shared
-# (4 reuses the first build's cargo target dir, so cargo runs only once).
+# (4 reuses the first build's cargo target dir, so cargo runs only once),
+# and the Go binding against the installed prefix:
+#   5. tests/packaging/go_consumer (go.mod: require + replace) with the build
+#      tags mcpstdio_pkgconfig_static (no libmcp_stdio NEEDED) and
+#      mcpstdio_pkgconfig with an rpath (NEEDs libmcp_stdio.so.0), and the
+#      binding's own tests (go test -short) with mcpstdio_pkgconfig_static.
 # Prints one line per check, then "N passed, M failed" alone on the last line;
 # exits non-zero if any check failed.
 #
-# Needs: cargo, cmake >= 3.16, a C compiler (cc), pkg-config, readelf.
+# Needs: cargo, cmake >= 3.16, a C compiler (cc), pkg-config, readelf, go >= 1.19.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -396,6 +401,61 @@ t_add_subdirectory_shared() {
     run_consumer "$bld/consumer"
 }
 
+# ---------------------------------------------------------------------------
+# Go: the binding (bindings/go) against the installed prefix.
+
+BINDING=github.com/mcp-stdio/mcp-stdio/bindings/go
+go_env() {
+    unset LD_LIBRARY_PATH
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    # Standard library only: nothing is downloaded.
+    export GOPROXY=off GOFLAGS=-mod=readonly CGO_ENABLED=1
+    # A build cache of this run's own: Go's cache does not key on pkg-config's
+    # answers (golang/go#24544), so a binding built against an earlier run's
+    # (deleted) prefix would be linked again.
+    export GOCACHE="$WORK/go-cache" GOTMPDIR="$WORK/go-tmp"
+    mkdir -p "$GOTMPDIR"
+}
+# go_link_files <tags>: the binding's link_*.go files and pkg-config names for <tags>.
+go_link_files() {
+    (cd "$HERE/go_consumer" &&
+        go list -tags "$1" -f '{{range .GoFiles}}{{.}} {{end}}{{range .CgoFiles}}{{.}} {{end}}pkg-config:{{join .CgoPkgConfig ","}}' "$BINDING") |
+        tr ' ' '\n' | grep -E '^(link_|pkg-config:)' | xargs
+}
+t_go_static() {
+    go_env
+    local exe="$WORK/go-static/consumer" files
+    files=$(go_link_files mcpstdio_pkgconfig_static)
+    echo "$files"
+    [ "$files" = "link_pkgconfig_static.go pkg-config:mcp_stdio_static" ] ||
+        fail "tag mcpstdio_pkgconfig_static selects: $files"
+    (cd "$HERE/go_consumer" && go build -tags mcpstdio_pkgconfig_static -o "$exe" .)
+    needs_static "$exe"
+    run_consumer "$exe"
+}
+t_go_shared_rpath() {
+    go_env
+    local exe="$WORK/go-shared/consumer" files libdir
+    files=$(go_link_files mcpstdio_pkgconfig)
+    echo "$files"
+    [ "$files" = "link_pkgconfig.go pkg-config:mcp_stdio" ] || fail "tag mcpstdio_pkgconfig selects: $files"
+    libdir=$(pkg-config --variable=libdir mcp_stdio)
+    # The command docs/install.md gives:
+    (cd "$HERE/go_consumer" &&
+        CGO_LDFLAGS="-Wl,-rpath,$libdir" go build -tags mcpstdio_pkgconfig -o "$exe" .)
+    needs_shared "$exe"
+    runpath_is "$exe" "$PREFIX/lib"
+    resolves_to "$exe" "$PREFIX/lib"
+    run_consumer "$exe"
+}
+t_go_binding_tests_static() {
+    go_env
+    local bin="$WORK/go-test/mcpstdio.test"
+    (cd "$ROOT/bindings/go" && go test -tags mcpstdio_pkgconfig_static -c -o "$bin" .)
+    needs_static "$bin"
+    (cd "$ROOT/bindings/go" && "$bin" -test.short -test.count=1)
+}
+
 echo "mcp-stdio $VERSION packaging tests (work dir under target/packaging-tests)"
 require "cmake configure (Release, version $FULL_VERSION from Cargo.toml)" t_configure
 require "cmake --build (cargo build --release --lib)" t_build
@@ -417,4 +477,7 @@ check   "find_package version: $MAJOR.$MINOR accepted, newer minor/major rejecte
 check   "relocatable: find_package from a moved prefix" t_relocatable
 check   "add_subdirectory() static (default): builds, no libmcp_stdio NEEDED, runs" t_add_subdirectory_static
 check   "add_subdirectory() MCP_STDIO_SHARED=ON: builds, NEEDs libmcp_stdio.so.0, runs" t_add_subdirectory_shared
+check   "Go consumer, tag mcpstdio_pkgconfig_static: builds, no libmcp_stdio NEEDED, runs" t_go_static
+check   "Go consumer, tag mcpstdio_pkgconfig + rpath: builds, NEEDs libmcp_stdio.so.0, runs" t_go_shared_rpath
+check   "Go binding tests (go test -short), tag mcpstdio_pkgconfig_static, installed prefix" t_go_binding_tests_static
 summary
