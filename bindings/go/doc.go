@@ -27,6 +27,9 @@
 //
 // Building: by default the package links target/release/libmcp_stdio.a of
 // the repository it lives in (run `cargo build --release` at the repository
-// root first). With the build tag mcpstdio_pkgconfig it uses
-// `pkg-config mcp_stdio` instead, for an installed library.
+// root first). For a library installed with CMake, the build tag
+// mcpstdio_pkgconfig_static links its static library (`pkg-config
+// mcp_stdio_static`), and mcpstdio_pkgconfig its shared library
+// (`pkg-config mcp_stdio`; outside the loader's directories, add
+// CGO_LDFLAGS=-Wl,-rpath,<libdir>).
 package mcpstdio

@@ -39,6 +39,22 @@ fi
 step "go vet ./..."
 go vet ./...
 
+# Each set of build tags links the library one way: exactly one link_*.go.
+step "build tags select one link file each"
+link_files() {
+	go list -tags "$1" -f '{{range .GoFiles}}{{.}} {{end}}{{range .CgoFiles}}{{.}} {{end}}' . |
+		tr ' ' '\n' | grep '^link_' | xargs
+}
+for want in ":link_static.go" \
+	"mcpstdio_pkgconfig:link_pkgconfig.go" \
+	"mcpstdio_pkgconfig_static:link_pkgconfig_static.go" \
+	"mcpstdio_pkgconfig,mcpstdio_pkgconfig_static:link_pkgconfig_static.go"; do
+	tags=${want%%:*} file=${want#*:}
+	got=$(link_files "$tags")
+	printf 'tags "%s": %s\n' "$tags" "$got"
+	[ "$got" = "$file" ] || { echo "tags \"$tags\" select \"$got\", not $file" >&2; exit 1; }
+done
+
 step "go test -race -count=1 -v ./..."
 go test -race -count=1 -v ./...
 
@@ -48,6 +64,9 @@ GODEBUG=cgocheck=2 go test -short -count=1 ./...
 # The mcpstdio_pkgconfig build tag, against the shared library of this
 # build through a throwaway mcp_stdio.pc under target/ (an installed library
 # has its own, see CMakeLists.txt). pkg-config is required.
+# tests/packaging/run.sh builds against a real installed prefix: a Go
+# consumer with mcpstdio_pkgconfig_static and with mcpstdio_pkgconfig plus an
+# rpath, and these tests with mcpstdio_pkgconfig_static.
 command -v pkg-config >/dev/null || { echo "pkg-config is required (Debian package pkg-config)" >&2; exit 1; }
 if true; then
 	step "go test -tags mcpstdio_pkgconfig (shared library via pkg-config)"

@@ -7,14 +7,22 @@
 # Builds the library once with CMake (cargo build --release inside the CMake
 # build dir), installs it into a temporary prefix, checks the installed files,
 # then builds and runs tests/packaging/consumer.c through
-#   1. pkg-config, shared library   2. pkg-config --static, static library
-#   3. find_package(mcp_stdio), static (default) and shared
+#   1. pkg-config, shared library (with LD_LIBRARY_PATH, and with an rpath:
+#      the prefix is not one the loader searches, as with $HOME/.local)
+#   2. pkg-config --static, and mcp_stdio_static.pc: static library
+#   3. find_package(mcp_stdio), static (default) and shared, also installed
+#      (INSTALL_RPATH_USE_LINK_PATH)
 #   4. add_subdirectory() of the source tree, static (default) and shared
-# (4 reuses the first build's cargo target dir, so cargo runs only once).
+# (4 reuses the first build's cargo target dir, so cargo runs only once),
+# and the Go binding against the installed prefix:
+#   5. tests/packaging/go_consumer (go.mod: require + replace) with the build
+#      tags mcpstdio_pkgconfig_static (no libmcp_stdio NEEDED) and
+#      mcpstdio_pkgconfig with an rpath (NEEDs libmcp_stdio.so.0), and the
+#      binding's own tests (go test -short) with mcpstdio_pkgconfig_static.
 # Prints one line per check, then "N passed, M failed" alone on the last line;
 # exits non-zero if any check failed.
 #
-# Needs: cargo, cmake >= 3.16, a C compiler (cc), pkg-config, readelf.
+# Needs: cargo, cmake >= 3.16, a C compiler (cc), pkg-config, readelf, go >= 1.19.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -98,6 +106,23 @@ needs_static() {
     needed "$1"
     if needed "$1" | grep -q 'libmcp_stdio'; then fail "$1 NEEDs libmcp_stdio: not statically linked"; fi
 }
+# runpath_is <binary> <dir>: its RUNPATH (or RPATH) is exactly <dir>.
+runpath_is() {
+    local got
+    got=$(readelf -d "$1" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+    echo "RUNPATH of $1: $got"
+    [ "$got" = "$2" ] || fail "$1 has RUNPATH '$got', not $2"
+}
+# fails_to_load <binary>: the loader cannot find libmcp_stdio.so.0 for it
+# (what a newcomer sees with a prefix outside the loader's directories).
+fails_to_load() {
+    local out rc=0
+    out=$("$1" 2>&1) || rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -ne 0 ] || fail "$1 ran without libmcp_stdio.so.0 on the loader's path"
+    grep -q 'libmcp_stdio\.so\.0: cannot open shared object file' <<<"$out" ||
+        fail "$1 failed for another reason than a missing libmcp_stdio.so.0"
+}
 # resolves_to <binary> <dir>: the loader takes libmcp_stdio.so.0 from <dir>.
 resolves_to() {
     local got
@@ -147,6 +172,7 @@ t_installed_files() {
         lib/libmcp_stdio.so.0
         "lib/libmcp_stdio.so.$FULL_VERSION"
         lib/pkgconfig/mcp_stdio.pc
+        lib/pkgconfig/mcp_stdio_static.pc
     )
     [ -f "$ROOT/include/mcp_stdio.hpp" ] && expected+=(include/mcp_stdio.hpp)
     diff -u <(printf '%s\n' "${expected[@]}" | LC_ALL=C sort) \
@@ -180,6 +206,22 @@ t_pc_file() {
     [ "$(pkg-config --static --libs mcp_stdio | xargs)" = \
       "-L$PREFIX/lib -lmcp_stdio -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" ] || fail "Libs.private"
 }
+t_pc_static_file() {
+    # The static library for `pkg-config --libs` without --static (cgo): Libs
+    # names the archive itself, so no linker can take the .so instead.
+    local pc="$PREFIX/lib/pkgconfig/mcp_stdio_static.pc"
+    cat "$pc"
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    pkg-config --validate mcp_stdio_static
+    grep -qx "prefix=$PREFIX" "$pc" || fail "prefix is not the --prefix given to cmake --install"
+    grep -qx 'Name: mcp_stdio_static' "$pc" || fail "Name"
+    grep -qxF "Description: $DESCRIPTION (static library)" "$pc" || fail "Description"
+    [ "$(pkg-config --modversion mcp_stdio_static)" = "$VERSION" ] || fail "Version is not Cargo.toml's $VERSION"
+    [ "$(pkg-config --cflags mcp_stdio_static | xargs)" = "-I$PREFIX/include" ] || fail "Cflags"
+    local libs="$PREFIX/lib/libmcp_stdio.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
+    [ "$(pkg-config --libs mcp_stdio_static | xargs)" = "$libs" ] || fail "Libs"
+    [ "$(pkg-config --static --libs mcp_stdio_static | xargs)" = "$libs" ] || fail "Libs with --static"
+}
 t_components() {
     # Packagers split runtime and development files: Runtime = the versioned
     # library and its SONAME link.
@@ -196,6 +238,7 @@ t_destdir_strip() {
     lib="$stage/opt/mcp/lib"
     [ -f "$lib/libmcp_stdio.so.$FULL_VERSION" ] || fail "library not staged"
     grep -qx 'prefix=/opt/mcp' "$lib/pkgconfig/mcp_stdio.pc" || fail "staged .pc prefix"
+    grep -qx 'prefix=/opt/mcp' "$lib/pkgconfig/mcp_stdio_static.pc" || fail "staged static .pc prefix"
     if readelf -S "$lib/libmcp_stdio.so.$FULL_VERSION" | grep -q debug_info; then fail ".so not stripped"; fi
     if readelf -S "$lib/libmcp_stdio.a" 2>/dev/null | grep -q debug_info; then fail ".a not stripped"; fi
     [ "$(readelf -d "$lib/libmcp_stdio.so.$FULL_VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = libmcp_stdio.so.0 ] ||
@@ -216,6 +259,25 @@ t_pkgconfig_shared() {
     LD_LIBRARY_PATH="$PREFIX/lib" resolves_to "$exe" "$PREFIX/lib"
     LD_LIBRARY_PATH="$PREFIX/lib" run_consumer "$exe"
 }
+t_pkgconfig_shared_rpath() {
+    # The prefix is not in the loader's path (like $HOME/.local): without
+    # LD_LIBRARY_PATH the program above does not start; with the rpath
+    # docs/install.md gives, it does.
+    unset LD_LIBRARY_PATH
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    fails_to_load "$WORK/pc-shared/consumer"
+    local exe="$WORK/pc-shared-rpath/consumer" libdir
+    mkdir -p "${exe%/*}"
+    libdir=$(pkg-config --variable=libdir mcp_stdio)
+    [ "$libdir" = "$PREFIX/lib" ] || fail "libdir is '$libdir', not $PREFIX/lib"
+    # shellcheck disable=SC2046
+    "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio) "$HERE/consumer.c" \
+        $(pkg-config --libs mcp_stdio) -Wl,-rpath,"$libdir" -o "$exe"
+    needs_shared "$exe"
+    runpath_is "$exe" "$PREFIX/lib"
+    resolves_to "$exe" "$PREFIX/lib"
+    run_consumer "$exe"
+}
 t_pkgconfig_static() {
     export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
     local exe="$WORK/pc-static/consumer"
@@ -227,6 +289,17 @@ t_pkgconfig_static() {
     "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio) "$HERE/consumer.c" \
         $(pkg-config --static --libs mcp_stdio | sed 's/-lmcp_stdio/-Wl,-Bstatic -lmcp_stdio -Wl,-Bdynamic/') \
         -o "$exe"
+    needs_static "$exe"
+    run_consumer "$exe"
+}
+t_pkgconfig_static_pc() {
+    unset LD_LIBRARY_PATH
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    local exe="$WORK/pc-static-pc/consumer"
+    mkdir -p "${exe%/*}"
+    # shellcheck disable=SC2046
+    "$CC" "${CFLAGS_STRICT[@]}" $(pkg-config --cflags mcp_stdio_static) "$HERE/consumer.c" \
+        $(pkg-config --libs mcp_stdio_static) -o "$exe"
     needs_static "$exe"
     run_consumer "$exe"
 }
@@ -254,6 +327,23 @@ t_find_package_shared() {
     needs_shared "$bld/consumer"
     resolves_to "$bld/consumer" "$PREFIX/lib"   # no LD_LIBRARY_PATH: CMake's build RUNPATH
     run_consumer "$bld/consumer"
+}
+t_find_package_shared_installed() {
+    # `cmake --install` of the consumer above: CMake drops the build tree's
+    # RUNPATH, so the installed program does not find libmcp_stdio.so.0 in a
+    # non-system prefix; INSTALL_RPATH_USE_LINK_PATH keeps it, as
+    # docs/install.md says (find_package/CMakeLists.txt, MCP_STDIO_KEEP_RPATH).
+    unset LD_LIBRARY_PATH
+    local bld="$WORK/fp-shared" plain="$WORK/fp-shared-installed" kept="$WORK/fp-shared-installed-rpath"
+    cmake --install "$bld" --prefix "$plain"
+    runpath_is "$plain/bin/consumer" ""
+    fails_to_load "$plain/bin/consumer"
+    cmake -S "$HERE/find_package" -B "$bld" -DMCP_STDIO_KEEP_RPATH=ON
+    cmake --build "$bld" --parallel "$JOBS"
+    cmake --install "$bld" --prefix "$kept"
+    runpath_is "$kept/bin/consumer" "$PREFIX/lib"
+    resolves_to "$kept/bin/consumer" "$PREFIX/lib"
+    run_consumer "$kept/bin/consumer"
 }
 t_find_package_version() {
     local ok="$MAJOR.$MINOR" newer_minor="$MAJOR.$((MINOR + 1))" newer_major="$((MAJOR + 1)).0"
@@ -311,6 +401,61 @@ t_add_subdirectory_shared() {
     run_consumer "$bld/consumer"
 }
 
+# ---------------------------------------------------------------------------
+# Go: the binding (bindings/go) against the installed prefix.
+
+BINDING=github.com/mcp-stdio/mcp-stdio/bindings/go
+go_env() {
+    unset LD_LIBRARY_PATH
+    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+    # Standard library only: nothing is downloaded.
+    export GOPROXY=off GOFLAGS=-mod=readonly CGO_ENABLED=1
+    # A build cache of this run's own: Go's cache does not key on pkg-config's
+    # answers (golang/go#24544), so a binding built against an earlier run's
+    # (deleted) prefix would be linked again.
+    export GOCACHE="$WORK/go-cache" GOTMPDIR="$WORK/go-tmp"
+    mkdir -p "$GOTMPDIR"
+}
+# go_link_files <tags>: the binding's link_*.go files and pkg-config names for <tags>.
+go_link_files() {
+    (cd "$HERE/go_consumer" &&
+        go list -tags "$1" -f '{{range .GoFiles}}{{.}} {{end}}{{range .CgoFiles}}{{.}} {{end}}pkg-config:{{join .CgoPkgConfig ","}}' "$BINDING") |
+        tr ' ' '\n' | grep -E '^(link_|pkg-config:)' | xargs
+}
+t_go_static() {
+    go_env
+    local exe="$WORK/go-static/consumer" files
+    files=$(go_link_files mcpstdio_pkgconfig_static)
+    echo "$files"
+    [ "$files" = "link_pkgconfig_static.go pkg-config:mcp_stdio_static" ] ||
+        fail "tag mcpstdio_pkgconfig_static selects: $files"
+    (cd "$HERE/go_consumer" && go build -tags mcpstdio_pkgconfig_static -o "$exe" .)
+    needs_static "$exe"
+    run_consumer "$exe"
+}
+t_go_shared_rpath() {
+    go_env
+    local exe="$WORK/go-shared/consumer" files libdir
+    files=$(go_link_files mcpstdio_pkgconfig)
+    echo "$files"
+    [ "$files" = "link_pkgconfig.go pkg-config:mcp_stdio" ] || fail "tag mcpstdio_pkgconfig selects: $files"
+    libdir=$(pkg-config --variable=libdir mcp_stdio)
+    # The command docs/install.md gives:
+    (cd "$HERE/go_consumer" &&
+        CGO_LDFLAGS="-Wl,-rpath,$libdir" go build -tags mcpstdio_pkgconfig -o "$exe" .)
+    needs_shared "$exe"
+    runpath_is "$exe" "$PREFIX/lib"
+    resolves_to "$exe" "$PREFIX/lib"
+    run_consumer "$exe"
+}
+t_go_binding_tests_static() {
+    go_env
+    local bin="$WORK/go-test/mcpstdio.test"
+    (cd "$ROOT/bindings/go" && go test -tags mcpstdio_pkgconfig_static -c -o "$bin" .)
+    needs_static "$bin"
+    (cd "$ROOT/bindings/go" && "$bin" -test.short -test.count=1)
+}
+
 echo "mcp-stdio $VERSION packaging tests (work dir under target/packaging-tests)"
 require "cmake configure (Release, version $FULL_VERSION from Cargo.toml)" t_configure
 require "cmake --build (cargo build --release --lib)" t_build
@@ -318,14 +463,21 @@ check   "cmake --build again is a no-op (cargo not rerun)" t_rebuild_noop
 require "cmake --install --prefix <tmp>" t_install
 check   "installed files: exact list, .so -> .so.0 -> .so.$FULL_VERSION, SONAME, headers" t_installed_files
 check   "mcp_stdio.pc: prefix, Name, Description, Version, Libs, Libs.private, Cflags" t_pc_file
+check   "mcp_stdio_static.pc: prefix, Name, Description, Version, Libs (the archive), Cflags" t_pc_static_file
 check   "install --component Runtime: versioned library and SONAME link only" t_components
 check   "DESTDIR staged install, --strip" t_destdir_strip
 check   "pkg-config shared: builds, NEEDs libmcp_stdio.so.0, runs" t_pkgconfig_shared
+check   "pkg-config shared, non-system prefix: fails to load without rpath; -Wl,-rpath runs" t_pkgconfig_shared_rpath
 check   "pkg-config --static: builds, no libmcp_stdio NEEDED, runs" t_pkgconfig_static
+check   "pkg-config mcp_stdio_static: builds, no libmcp_stdio NEEDED, runs" t_pkgconfig_static_pc
 check   "find_package(mcp_stdio) static (default): builds, no libmcp_stdio NEEDED, runs" t_find_package_static
 check   "find_package(mcp_stdio) MCP_STDIO_SHARED=ON: builds, NEEDs libmcp_stdio.so.0, runs" t_find_package_shared
+check   "find_package shared, installed consumer: no RUNPATH by default; INSTALL_RPATH_USE_LINK_PATH runs" t_find_package_shared_installed
 check   "find_package version: $MAJOR.$MINOR accepted, newer minor/major rejected" t_find_package_version
 check   "relocatable: find_package from a moved prefix" t_relocatable
 check   "add_subdirectory() static (default): builds, no libmcp_stdio NEEDED, runs" t_add_subdirectory_static
 check   "add_subdirectory() MCP_STDIO_SHARED=ON: builds, NEEDs libmcp_stdio.so.0, runs" t_add_subdirectory_shared
+check   "Go consumer, tag mcpstdio_pkgconfig_static: builds, no libmcp_stdio NEEDED, runs" t_go_static
+check   "Go consumer, tag mcpstdio_pkgconfig + rpath: builds, NEEDs libmcp_stdio.so.0, runs" t_go_shared_rpath
+check   "Go binding tests (go test -short), tag mcpstdio_pkgconfig_static, installed prefix" t_go_binding_tests_static
 summary
