@@ -14,7 +14,8 @@
 #   demo        the C host and C server on the library, over pipes
 #   swift       the Swift module map, imported with clang -fmodules
 #   packaging   install into a prefix; consumers via pkg-config (shared and
-#               static), find_package and add_subdirectory
+#               static), find_package and add_subdirectory, rpath checks, and
+#               the Go binding against the installed prefix
 #   cpp         the C++17 wrapper's GoogleTest suite (CMake + ctest)
 #   go          the Go binding: go vet, go test -race
 #   e2e         real MCP peers (npm and PyPI packages, pinned) against our

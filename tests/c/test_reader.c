@@ -130,7 +130,7 @@ static void test_new_reader_is_empty(void)
     mcp_line_reader_free(r);
 }
 
-/* The seed example from the contract, step by step. */
+/* The example of docs/contract.md §Reader: example, step by step. */
 static void test_seed_example(void)
 {
     McpLineReader *r = NEW_READER();
