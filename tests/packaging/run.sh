@@ -192,16 +192,20 @@ t_installed_files() {
     cmp "$ROOT/include/mcp_stdio.h" "$PREFIX/include/mcp_stdio.h"
     if [ -f "$ROOT/include/mcp_stdio.hpp" ]; then cmp "$ROOT/include/mcp_stdio.hpp" "$PREFIX/include/mcp_stdio.hpp"; fi
 }
-t_pc_file() {
-    local pc="$PREFIX/lib/pkgconfig/mcp_stdio.pc"
+# The fields both .pc files share: NAME, and the end of its Description after Cargo.toml's.
+check_pc_common() {
+    local name=$1 description=$2 pc="$PREFIX/lib/pkgconfig/$1.pc"
     cat "$pc"
     export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
-    pkg-config --validate mcp_stdio
+    pkg-config --validate "$name"
     grep -qx "prefix=$PREFIX" "$pc" || fail "prefix is not the --prefix given to cmake --install"
-    grep -qx 'Name: mcp_stdio' "$pc" || fail "Name"
-    grep -qxF "Description: $DESCRIPTION" "$pc" || fail "Description is not Cargo.toml's"
-    [ "$(pkg-config --modversion mcp_stdio)" = "$VERSION" ] || fail "Version is not Cargo.toml's $VERSION"
-    [ "$(pkg-config --cflags mcp_stdio | xargs)" = "-I$PREFIX/include" ] || fail "Cflags"
+    grep -qx "Name: $name" "$pc" || fail "Name"
+    grep -qxF "Description: $DESCRIPTION$description" "$pc" || fail "Description is not Cargo.toml's"
+    [ "$(pkg-config --modversion "$name")" = "$VERSION" ] || fail "Version is not Cargo.toml's $VERSION"
+    [ "$(pkg-config --cflags "$name" | xargs)" = "-I$PREFIX/include" ] || fail "Cflags"
+}
+t_pc_file() {
+    check_pc_common mcp_stdio ""
     [ "$(pkg-config --libs mcp_stdio | xargs)" = "-L$PREFIX/lib -lmcp_stdio" ] || fail "Libs"
     [ "$(pkg-config --static --libs mcp_stdio | xargs)" = \
       "-L$PREFIX/lib -lmcp_stdio -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" ] || fail "Libs.private"
@@ -209,15 +213,7 @@ t_pc_file() {
 t_pc_static_file() {
     # The static library for `pkg-config --libs` without --static (cgo): Libs
     # names the archive itself, so no linker can take the .so instead.
-    local pc="$PREFIX/lib/pkgconfig/mcp_stdio_static.pc"
-    cat "$pc"
-    export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
-    pkg-config --validate mcp_stdio_static
-    grep -qx "prefix=$PREFIX" "$pc" || fail "prefix is not the --prefix given to cmake --install"
-    grep -qx 'Name: mcp_stdio_static' "$pc" || fail "Name"
-    grep -qxF "Description: $DESCRIPTION (static library)" "$pc" || fail "Description"
-    [ "$(pkg-config --modversion mcp_stdio_static)" = "$VERSION" ] || fail "Version is not Cargo.toml's $VERSION"
-    [ "$(pkg-config --cflags mcp_stdio_static | xargs)" = "-I$PREFIX/include" ] || fail "Cflags"
+    check_pc_common mcp_stdio_static " (static library)"
     local libs="$PREFIX/lib/libmcp_stdio.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
     [ "$(pkg-config --libs mcp_stdio_static | xargs)" = "$libs" ] || fail "Libs"
     [ "$(pkg-config --static --libs mcp_stdio_static | xargs)" = "$libs" ] || fail "Libs with --static"
