@@ -8,6 +8,8 @@
 //!   is linear in the bytes fed.
 //! - [`encode`] turns any JSON text into one safe line: compact, ending in
 //!   exactly one `\n`, every token kept byte for byte.
+//! - [`json_string_eq`] compares a JSON string token with a text,
+//!   unescaping as it goes.
 //!
 //! The same is offered to C through the `mcp_*` functions of the `ffi` module
 //! and the generated header `include/mcp_stdio.h`: the `capi` feature, on by
@@ -15,7 +17,7 @@
 //! `default-features = false` and gets neither `#[no_mangle]` symbols nor
 //! the header's build step.
 //!
-//! The safe core (`reader`, `json`, `jsonrpc`, `encode`) has no `unsafe`;
+//! The safe core (`reader`, `json`, `jsonrpc`, `envelope`, `encode`) has no `unsafe`;
 //! every `unsafe` lives in the C boundary, `ffi` (SIMD comes from the `wide`
 //! crate, which keeps its `unsafe` behind a safe API).
 
@@ -25,6 +27,8 @@
 // The safe core: the compiler refuses `unsafe` in it.
 #[forbid(unsafe_code)]
 mod encode;
+#[forbid(unsafe_code)]
+mod envelope;
 #[forbid(unsafe_code)]
 mod error;
 #[forbid(unsafe_code)]
@@ -43,6 +47,7 @@ mod reader;
 pub mod ffi;
 
 pub use encode::{encode, encode_ascii, encode_into, EncodeOptions};
+pub use envelope::json_string_eq;
 pub use error::Error;
 pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
