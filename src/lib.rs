@@ -8,8 +8,11 @@
 //!   is linear in the bytes fed.
 //! - [`encode`] turns any JSON text into one safe line: compact, ending in
 //!   exactly one `\n`, every token kept byte for byte.
-//! - [`json_string_eq`] compares a JSON string token with a text,
-//!   unescaping as it goes.
+//! - [`envelope`] (and [`LineReader::envelope`] for the message just read)
+//!   tells where a JSON-RPC message's `id`, `method`, `params`, `result` and
+//!   `error` are, found by the same pass that classifies it;
+//!   [`json_string_eq`] compares a string token with a text, unescaping as
+//!   it goes.
 //!
 //! The same is offered to C through the `mcp_*` functions of the `ffi` module
 //! and the generated header `include/mcp_stdio.h`: the `capi` feature, on by
@@ -47,7 +50,7 @@ mod reader;
 pub mod ffi;
 
 pub use encode::{encode, encode_ascii, encode_into, EncodeOptions};
-pub use envelope::json_string_eq;
+pub use envelope::{envelope, json_string_eq, Envelope};
 pub use error::Error;
 pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
