@@ -31,6 +31,20 @@ static int inside(McpSlice s, const uint8_t *data, size_t len)
     return s.data != NULL && s.data >= data && s.data + s.len <= data + len;
 }
 
+static int same_slice(McpSlice a, McpSlice b)
+{
+    return a.data == b.data && a.len == b.len;
+}
+
+/* Field by field: the padding after rpc_kind is unspecified (valgrind sees
+ * it uninitialised after the library wrote the struct). */
+static int same_envelope(const McpEnvelope *a, const McpEnvelope *b)
+{
+    return a->rpc_kind == b->rpc_kind && same_slice(a->id, b->id) &&
+           same_slice(a->method, b->method) && same_slice(a->params, b->params) &&
+           same_slice(a->result, b->result) && same_slice(a->error, b->error);
+}
+
 static McpEnvelope sentinel_envelope(void)
 {
     McpEnvelope e;
@@ -41,7 +55,7 @@ static McpEnvelope sentinel_envelope(void)
 static int envelope_is_sentinel(const McpEnvelope *e)
 {
     McpEnvelope s = sentinel_envelope();
-    return memcmp(e, &s, sizeof s) == 0;
+    return same_envelope(e, &s);
 }
 
 #define STR_EQ(token_slice, text) mcp_json_string_eq((token_slice).data, (token_slice).len, (text))
@@ -187,7 +201,7 @@ static void test_reader_envelope_lifetime(void)
     CHECK(absent(e.method) && absent(e.params) && absent(e.result));
     /* Asking again changes nothing, and the message's data is still valid. */
     CHECK_STATUS(mcp_line_reader_envelope(r, &again), MCP_STATUS_OK);
-    CHECK(memcmp(&e, &again, sizeof e) == 0);
+    CHECK(same_envelope(&e, &again));
     CHECK(mcp_line_reader_buffered_len(r) > 0);
     CHECK(m.len > 0 && m.data[0] == '{' && m.data[m.len - 1] == '}');
 
