@@ -18,7 +18,8 @@
  * - Memory: what the library allocates, the library frees (mcp_buffer_free,
  *   mcp_line_reader_free), never free().
  * - Threads: no global or thread-local state. A reader may move between
- *   threads but must not be used by two at once; mcp_encode is thread-safe.
+ *   threads but must not be used by two at once; mcp_encode,
+ *   mcp_envelope_parse and mcp_json_string_eq are thread-safe.
  * - Panics: never cross this boundary. A caught panic returns
  *   MCP_STATUS_PANIC; the reader it happened in then refuses further use
  *   (MCP_STATUS_POISONED) and must be freed.
@@ -29,6 +30,7 @@
 #ifndef MCP_STDIO_H
 #define MCP_STDIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -280,6 +282,67 @@ typedef struct McpMessage {
   size_t len;
 } McpMessage;
 
+/**
+ * A run of bytes lent to the caller: `data[0..len]`, not NUL-terminated.
+ * `{NULL, 0}` means absent; a present slice is never empty. The function
+ * that fills it says whose bytes they are and how long they stay valid;
+ * never free them.
+ */
+typedef struct McpSlice {
+  /**
+   * The first byte, or NULL when absent.
+   */
+  const uint8_t *data;
+  /**
+   * The number of bytes at `data` (0 when absent).
+   */
+  size_t len;
+} McpSlice;
+
+/**
+ * The envelope of one JSON-RPC 2.0 message: its kind and the members a
+ * host routes on, each the member's raw JSON value exactly as on the wire
+ * (without the whitespace around it), pointing into the message's bytes.
+ *
+ * When the text is one JSON-RPC message (`rpc_kind` is
+ * `MCP_RPC_REQUEST`, `MCP_RPC_NOTIFICATION`, `MCP_RPC_RESPONSE` or
+ * `MCP_RPC_ERROR`), each member it has is present, whatever the kind; when a
+ * member repeats, the last one counts (as for the classification).
+ * Otherwise `rpc_kind` is `MCP_RPC_NONE` and every member is absent
+ * (`{NULL, 0}`): valid JSON that is not JSON-RPC, and batches too (they
+ * have no single envelope).
+ */
+typedef struct McpEnvelope {
+  /**
+   * An `McpRpcKind` value: `MCP_RPC_REQUEST`, `MCP_RPC_NOTIFICATION`,
+   * `MCP_RPC_RESPONSE`, `MCP_RPC_ERROR`, or `MCP_RPC_NONE` (never `MCP_RPC_BATCH`).
+   */
+  int32_t rpc_kind;
+  /**
+   * The `id` token exactly as on the wire: `7`, `"abc"`, or `null` (an
+   * error response whose request's id could not be read). Absent for a
+   * notification, and for an error response without an id.
+   */
+  struct McpSlice id;
+  /**
+   * The `method` JSON string token, quotes and escapes included: compare
+   * it with `mcp_json_string_eq`.
+   */
+  struct McpSlice method;
+  /**
+   * The `params` value (an object or an array in a request or notification).
+   */
+  struct McpSlice params;
+  /**
+   * The `result` value (any JSON value, `null` included).
+   */
+  struct McpSlice result;
+  /**
+   * The `error` object.
+   */
+  struct McpSlice error;
+} McpEnvelope;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -483,7 +546,11 @@ McpStatus mcp_line_reader_feed(struct McpLineReader *reader,
  * allocated; the line stays in place, and the next call tries it again) or
  * `MCP_STATUS_POISONED`. `out->data` borrows the reader's buffer: it stays
  * valid until the next call on this reader (including
- * `mcp_line_reader_free`); copy what you keep, or feed it back.
+ * `mcp_line_reader_free`; not counting `mcp_line_reader_envelope` and
+ * `mcp_line_reader_buffered_len`, which only read); copy what you keep, or
+ * feed it back. With `MCP_READER_JSONRPC`, `mcp_line_reader_envelope` then
+ * tells where the message's `id`, `method`, `params`, `result` and `error`
+ * are.
  *
  * # Safety
  * `reader` is NULL or a live reader, not used by another thread during the
@@ -528,6 +595,85 @@ size_t mcp_line_reader_buffered_len(const struct McpLineReader *reader);
  * not used by another thread during the call.
  */
 void mcp_line_reader_free(struct McpLineReader *reader);
+
+/**
+ * Reads the envelope of one JSON text: validates it and classifies it as
+ * JSON-RPC 2.0 in one pass, exactly as a reader with `MCP_READER_JSONRPC`
+ * does, noting where the members of the envelope are. Whitespace around
+ * the text is allowed.
+ *
+ * Returns `MCP_STATUS_OK` and fills `*out` for any JSON text (`rpc_kind`
+ * `MCP_RPC_NONE` and every member absent when it is not one JSON-RPC
+ * message, a batch included); or, leaving `*out` untouched:
+ * `MCP_STATUS_NULL_ARGUMENT` (out NULL, or json NULL with `len` > 0),
+ * `MCP_STATUS_INVALID_JSON` (not exactly one JSON text in valid UTF-8,
+ * empty — `(NULL, 0)` included), `MCP_STATUS_INVALID_ARGUMENT` (`len` >
+ * PTRDIFF_MAX) or `MCP_STATUS_OUT_OF_MEMORY` (the text nests so deep that
+ * its stack of open containers, one bit a level, could not be allocated).
+ *
+ * The members point into `json`: they are valid as long as those bytes
+ * are, and unchanged. Nothing is allocated for them, nothing is to be
+ * freed. Thread-safe: it touches no shared state.
+ *
+ * # Safety
+ * `json` is NULL or points to `len` readable bytes; `out` is NULL or points
+ * to writable memory for one `McpEnvelope`.
+ */
+McpStatus mcp_envelope_parse(const uint8_t *json,
+                             size_t len,
+                             struct McpEnvelope *out);
+
+/**
+ * Fills `*out` with the envelope of the item the last call to
+ * `mcp_line_reader_next_message` returned, as that call found it while
+ * classifying the line: nothing is read again. That is what
+ * `mcp_envelope_parse` gives for the item's data when the item is an
+ * `MCP_MESSAGE_JSON` taken with `MCP_READER_JSONRPC` on. Otherwise —
+ * classification off, any other kind of item, a batch, `next_message`
+ * returned no item, or any call on the reader since other than this one
+ * and `mcp_line_reader_buffered_len` — `rpc_kind` is `MCP_RPC_NONE` and
+ * every member absent (`{NULL, 0}`).
+ *
+ * The members point into the reader's buffer, inside the message's data,
+ * and live as long as it: until the next call on this reader other than
+ * this one and `mcp_line_reader_buffered_len` (`mcp_line_reader_free`
+ * included). This call changes nothing, so it leaves the message's data
+ * valid, and can be made any number of times.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (reader or out NULL;
+ * the reader is checked first) or `MCP_STATUS_POISONED`; `*out` is written
+ * only on `MCP_STATUS_OK`. A panic inside it (a bug) returns
+ * `MCP_STATUS_PANIC` and, since nothing was changed, does not poison the reader.
+ *
+ * # Safety
+ * `reader` is NULL or a live reader, not being changed by another thread
+ * during the call; `out` is NULL or points to writable memory for one
+ * `McpEnvelope`.
+ */
+McpStatus mcp_line_reader_envelope(const struct McpLineReader *reader,
+                                   struct McpEnvelope *out);
+
+/**
+ * Whether the JSON string token `token[0..len]` (quotes included, nothing
+ * around it: an envelope's `method`, say) stands for the NUL-terminated
+ * UTF-8 `text`, comparing while it unescapes: `"tools\/call"` and
+ * `"\u0074ools/call"` both equal `tools/call`, and the surrogate pair
+ * `"\ud83d\ude00"` equals the UTF-8 of U+1F600. Allocates nothing.
+ *
+ * Returns true only for a valid JSON string token whose value is `text`;
+ * false for anything else: another value, a token that is not a string
+ * (`7`, `null`) or not a valid one (a bad escape, invalid UTF-8, bytes
+ * after the closing quote), a lone surrogate escape (no UTF-8 text holds
+ * one), `token` NULL with `len` > 0, `len` > PTRDIFF_MAX, or `text` NULL.
+ * Neither argument is kept. Thread-safe: it touches no shared state.
+ *
+ * # Safety
+ * `token` is NULL or points to `len` readable bytes; `text` is NULL or a
+ * NUL-terminated string.
+ */
+bool mcp_json_string_eq(const uint8_t *token,
+                        size_t len,
+                        const char *text);
 
 /**
  * A short English description of `status`, for logs.

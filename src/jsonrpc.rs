@@ -1,8 +1,10 @@
 //! JSON-RPC 2.0 classification of a message (with MCP's rule that request ids
 //! are strings or numbers), done while the validator walks the text: the
 //! validator reports where values start and end and where member names are
-//! ([`Watch`]), and [`Classifier`] keeps what the rules need. No second pass.
+//! ([`Watch`]), and [`Classifier`] keeps what the rules need, and where the
+//! members of the envelope are. No second pass.
 
+use crate::envelope::{Span, Spans};
 use crate::json::{unescape_short, Watch};
 use crate::message::RpcKind;
 
@@ -31,6 +33,10 @@ pub(crate) struct Classifier<'a> {
     all_valid: bool,
     /// The verdict for one message.
     single: Option<RpcKind>,
+    /// Where the envelope's members of the message are (the last of each
+    /// name). Meaningful only for one message (`base == 1`); noted in
+    /// batches too, where a branch would cost more than the stores.
+    spans: Spans,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -93,6 +99,7 @@ impl<'a> Classifier<'a> {
             classified: 0,
             all_valid: true,
             single: None,
+            spans: Spans::default(),
         }
     }
 
@@ -106,10 +113,21 @@ impl<'a> Classifier<'a> {
         }
     }
 
+    /// The kind of one JSON-RPC message and where its envelope's members
+    /// are; no member for anything else (a batch included).
+    pub(crate) fn envelope(&self) -> (Option<RpcKind>, Spans) {
+        let kind = self.kind();
+        match kind {
+            Some(RpcKind::Batch) | None => (kind, Spans::default()),
+            Some(_) => (kind, self.spans),
+        }
+    }
+
     /// The value of the current member of the message ended at `end`.
     fn member_value(&mut self, end: usize) {
         let at = self.value_at;
         let m = &mut self.message;
+        let spans = &mut self.spans;
         match self.key {
             Key::Jsonrpc => {
                 let is_2_0 = self.s.get(at) == Some(&b'"')
@@ -118,11 +136,24 @@ impl<'a> Classifier<'a> {
                         .is_some_and(|v| v.as_bytes() == b"2.0");
                 m.version_is_2_0 = Some(is_2_0);
             }
-            Key::Method => m.method = Some(type_of(self.s, at, end)),
-            Key::Id => m.id = Some(type_of(self.s, at, end)),
-            Key::Params => m.params = Some(type_of(self.s, at, end)),
-            Key::Result => m.has_result = true,
+            Key::Method => {
+                m.method = Some(type_of(self.s, at, end));
+                spans.method = Span::new(at, end);
+            }
+            Key::Id => {
+                m.id = Some(type_of(self.s, at, end));
+                spans.id = Span::new(at, end);
+            }
+            Key::Params => {
+                m.params = Some(type_of(self.s, at, end));
+                spans.params = Span::new(at, end);
+            }
+            Key::Result => {
+                m.has_result = true;
+                spans.result = Span::new(at, end);
+            }
             Key::Error => {
+                spans.error = Span::new(at, end);
                 m.error = Some(self.error.take().is_some_and(|e| {
                     e.code == Some(Type::Integer) && e.message == Some(Type::String)
                 }));

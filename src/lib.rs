@@ -8,6 +8,11 @@
 //!   is linear in the bytes fed.
 //! - [`encode`] turns any JSON text into one safe line: compact, ending in
 //!   exactly one `\n`, every token kept byte for byte.
+//! - [`envelope`] (and [`LineReader::envelope`] for the message just read)
+//!   tells where a JSON-RPC message's `id`, `method`, `params`, `result` and
+//!   `error` are, found by the same pass that classifies it;
+//!   [`json_string_eq`] compares a string token with a text, unescaping as
+//!   it goes.
 //!
 //! The same is offered to C through the `mcp_*` functions of the `ffi` module
 //! and the generated header `include/mcp_stdio.h`: the `capi` feature, on by
@@ -15,7 +20,7 @@
 //! `default-features = false` and gets neither `#[no_mangle]` symbols nor
 //! the header's build step.
 //!
-//! The safe core (`reader`, `json`, `jsonrpc`, `encode`) has no `unsafe`;
+//! The safe core (`reader`, `json`, `jsonrpc`, `envelope`, `encode`) has no `unsafe`;
 //! every `unsafe` lives in the C boundary, `ffi` (SIMD comes from the `wide`
 //! crate, which keeps its `unsafe` behind a safe API).
 
@@ -25,6 +30,8 @@
 // The safe core: the compiler refuses `unsafe` in it.
 #[forbid(unsafe_code)]
 mod encode;
+#[forbid(unsafe_code)]
+mod envelope;
 #[forbid(unsafe_code)]
 mod error;
 #[forbid(unsafe_code)]
@@ -43,6 +50,7 @@ mod reader;
 pub mod ffi;
 
 pub use encode::{encode, encode_ascii, encode_into, EncodeOptions};
+pub use envelope::{envelope, json_string_eq, Envelope};
 pub use error::Error;
 pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};

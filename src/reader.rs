@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 
+use crate::envelope::{Envelope, Spans};
 use crate::error::Error;
 use crate::json::{is_json_text, trimmed_bounds, validate};
 use crate::jsonrpc::Classifier;
@@ -70,6 +71,18 @@ pub struct LineReader {
     jsonrpc: bool,
     /// How many bytes `read_from` offers its source next (see there).
     read_offer: usize,
+    /// The JSON-RPC message (or batch) the last `next_message` returned,
+    /// for `envelope`; `None` after any other call taking `&mut self`.
+    last: Option<Last>,
+}
+
+/// A classified message just returned: its kind, where its line starts in
+/// the buffer, and where its envelope's members are in that line.
+#[derive(Debug, Clone, Copy)]
+struct Last {
+    kind: RpcKind,
+    line_at: usize,
+    spans: Spans,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +109,10 @@ enum EventKind {
 
 /// How `next_message` judged a line, without borrowing it.
 enum Verdict {
-    Json(Option<RpcKind>),
+    /// JSON, not classified.
+    Json,
+    /// A JSON-RPC message or batch, and where its envelope's members are.
+    JsonRpc(RpcKind, Spans),
     ParseError,
     InvalidJsonRpc,
 }
@@ -123,6 +139,7 @@ impl LineReader {
             skip_invalid: false,
             jsonrpc: false,
             read_offer: READ_CHUNK,
+            last: None,
         }
     }
 
@@ -132,6 +149,7 @@ impl LineReader {
     /// not yet complete: the current partial line included, lines already
     /// framed by an earlier `feed` too.
     pub fn set_max_line_len(&mut self, limit: Option<NonZeroUsize>) {
+        self.last = None;
         self.max_line_len = limit.map_or(usize::MAX, NonZeroUsize::get);
     }
 
@@ -148,6 +166,7 @@ impl LineReader {
     /// that is not JSON-RPC) are dropped silently instead of being reported.
     /// Too-long lines are always reported: their data is lost.
     pub fn set_skip_invalid(&mut self, on: bool) {
+        self.last = None;
         self.skip_invalid = on;
     }
 
@@ -159,12 +178,45 @@ impl LineReader {
     /// When on, each message is classified as JSON-RPC 2.0 ([`RpcKind`]), and
     /// valid JSON that is no JSON-RPC message becomes [`Message::InvalidJsonRpc`].
     pub fn set_jsonrpc(&mut self, on: bool) {
+        self.last = None;
         self.jsonrpc = on;
     }
 
     /// Whether messages are classified as JSON-RPC.
     pub fn jsonrpc(&self) -> bool {
         self.jsonrpc
+    }
+
+    /// The envelope of the item the last [`next_message`](Self::next_message)
+    /// (or [`try_next_message`](Self::try_next_message)) returned: its `id`,
+    /// `method`, `params`, `result` and `error`, borrowing the buffer like
+    /// the message's line, found when the line was classified (nothing is
+    /// read again). It is what [`envelope`](crate::envelope()) gives for that
+    /// line when classification ([`set_jsonrpc`](Self::set_jsonrpc)) was on
+    /// and the item a [`Message::Json`]; otherwise, and after any other call
+    /// taking `&mut self` (which may move the buffer), it is
+    /// [`Envelope::default()`]: no kind, no member.
+    ///
+    /// ```
+    /// use mcp_stdio::{json_string_eq, LineReader, RpcKind};
+    /// let mut reader = LineReader::new();
+    /// reader.set_jsonrpc(true);
+    /// reader.feed(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}\n").unwrap();
+    /// assert!(reader.next_message().is_some());
+    /// let e = reader.envelope();
+    /// assert_eq!(e.kind, Some(RpcKind::Request));
+    /// assert_eq!(e.id, Some(&b"\"a\""[..]));
+    /// assert!(json_string_eq(e.method.unwrap(), "ping"));
+    /// ```
+    pub fn envelope(&self) -> Envelope<'_> {
+        match &self.last {
+            Some(last) => Envelope::at(
+                self.buf.get(last.line_at..).unwrap_or_default(),
+                Some(last.kind),
+                &last.spans,
+            ),
+            None => Envelope::default(),
+        }
     }
 
     /// The bytes held that no item has consumed yet: complete lines waiting
@@ -233,6 +285,9 @@ impl LineReader {
         if start + chunk.len() - tail > self.max_line_len {
             return false; // the general path reports it
         }
+        // No envelope to forget: one is kept only while `pos > 0` (a line
+        // was taken), and then this path is not taken.
+        debug_assert!(self.last.is_none());
         for &b in chunk {
             self.buf.push(b); // no call, no reallocation: the room is there
         }
@@ -285,6 +340,7 @@ impl LineReader {
         max: usize,
         fill: impl FnOnce(&mut Vec<u8>) -> T,
     ) -> Result<T, Error> {
+        self.last = None;
         self.reclaim();
         // Everything framing may need, so that it cannot fail half way.
         self.events.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
@@ -317,6 +373,7 @@ impl LineReader {
     /// and the rest of a too-long line being dropped is over. The reader
     /// stays usable; what is fed next starts a new line.
     pub fn finish(&mut self) -> Result<(), Error> {
+        self.last = None;
         self.events.try_reserve(2).map_err(|_| Error::OutOfMemory)?;
         match self.bom {
             // What looked like the start of a BOM is data.
@@ -364,6 +421,7 @@ impl LineReader {
     /// tries it again.
     #[inline]
     pub fn try_next_message(&mut self) -> Result<Option<Message<'_>>, Error> {
+        self.last = None;
         if self.pos == self.tail && self.events.is_empty() && !self.shrink_pending {
             return Ok(None); // no complete line: the common case with small chunks
         }
@@ -399,9 +457,20 @@ impl LineReader {
             let (from, to) = (start + from, start + to);
             match self.judge(&self.buf[from..to]) {
                 Ok(Some(verdict)) => {
+                    if let Verdict::JsonRpc(kind, spans) = verdict {
+                        self.last = Some(Last {
+                            kind,
+                            line_at: from,
+                            spans,
+                        });
+                    }
                     let line = &self.buf[from..to];
                     return Ok(Some(match verdict {
-                        Verdict::Json(rpc) => Message::Json { line, rpc },
+                        Verdict::Json => Message::Json { line, rpc: None },
+                        Verdict::JsonRpc(kind, _) => Message::Json {
+                            line,
+                            rpc: Some(kind),
+                        },
                         Verdict::ParseError => Message::ParseError { line },
                         Verdict::InvalidJsonRpc => Message::InvalidJsonRpc { line },
                     }));
@@ -461,7 +530,7 @@ impl LineReader {
     fn judge(&self, line: &[u8]) -> Result<Option<Verdict>, Error> {
         let verdict = if !self.jsonrpc {
             if is_json_text(line)? {
-                Verdict::Json(None)
+                Verdict::Json
             } else {
                 Verdict::ParseError
             }
@@ -471,14 +540,14 @@ impl LineReader {
             if !validate(line, &mut rpc)? {
                 Verdict::ParseError
             } else {
-                match rpc.kind() {
-                    Some(kind) => Verdict::Json(Some(kind)),
-                    None => Verdict::InvalidJsonRpc,
+                match rpc.envelope() {
+                    (Some(kind), spans) => Verdict::JsonRpc(kind, spans),
+                    (None, _) => Verdict::InvalidJsonRpc,
                 }
             }
         };
         Ok(match verdict {
-            Verdict::Json(_) => Some(verdict),
+            Verdict::Json | Verdict::JsonRpc(..) => Some(verdict),
             _ if self.skip_invalid => None,
             _ => Some(verdict),
         })

@@ -14,6 +14,8 @@ mod encode;
 #[cfg(unix)]
 mod fd;
 mod reader;
+// After `reader`: the header declares the envelope after the reader.
+mod envelope;
 #[cfg(unix)]
 mod sigpipe;
 mod status;
@@ -21,6 +23,7 @@ mod version;
 
 pub use buffer::{mcp_buffer_free, McpBuffer};
 pub use encode::{mcp_encode, MCP_ENCODE_ASCII};
+pub use envelope::{mcp_envelope_parse, mcp_json_string_eq, mcp_line_reader_envelope, McpEnvelope};
 #[cfg(unix)]
 pub use fd::{mcp_line_reader_read_fd, mcp_write_all, mcp_write_all_deadline};
 pub use reader::{
@@ -30,6 +33,7 @@ pub use reader::{
     McpMessageKind, McpRpcKind, MCP_READER_DEFAULT_MAX_LINE_LEN, MCP_READER_JSONRPC,
     MCP_READER_SKIP_INVALID,
 };
+pub use slice::McpSlice;
 pub use status::{mcp_status_str, McpStatus};
 pub use version::{mcp_stdio_abi_version, mcp_stdio_version, MCP_STDIO_ABI_VERSION};
 

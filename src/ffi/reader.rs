@@ -94,6 +94,19 @@ pub struct McpMessage {
     pub len: usize,
 }
 
+impl From<Option<RpcKind>> for McpRpcKind {
+    fn from(rpc: Option<RpcKind>) -> Self {
+        match rpc {
+            None => McpRpcKind::MCP_RPC_NONE,
+            Some(RpcKind::Request) => McpRpcKind::MCP_RPC_REQUEST,
+            Some(RpcKind::Notification) => McpRpcKind::MCP_RPC_NOTIFICATION,
+            Some(RpcKind::Response) => McpRpcKind::MCP_RPC_RESPONSE,
+            Some(RpcKind::Error) => McpRpcKind::MCP_RPC_ERROR,
+            Some(RpcKind::Batch) => McpRpcKind::MCP_RPC_BATCH,
+        }
+    }
+}
+
 impl From<Message<'_>> for McpMessage {
     fn from(m: Message<'_>) -> Self {
         let (kind, rpc) = match m {
@@ -102,17 +115,9 @@ impl From<Message<'_>> for McpMessage {
             Message::TooLong { .. } => (McpMessageKind::MCP_MESSAGE_TOO_LONG, None),
             Message::InvalidJsonRpc { .. } => (McpMessageKind::MCP_MESSAGE_INVALID_JSONRPC, None),
         };
-        let rpc_kind = match rpc {
-            None => McpRpcKind::MCP_RPC_NONE,
-            Some(RpcKind::Request) => McpRpcKind::MCP_RPC_REQUEST,
-            Some(RpcKind::Notification) => McpRpcKind::MCP_RPC_NOTIFICATION,
-            Some(RpcKind::Response) => McpRpcKind::MCP_RPC_RESPONSE,
-            Some(RpcKind::Error) => McpRpcKind::MCP_RPC_ERROR,
-            Some(RpcKind::Batch) => McpRpcKind::MCP_RPC_BATCH,
-        };
         McpMessage {
             kind: kind as i32,
-            rpc_kind: rpc_kind as i32,
+            rpc_kind: McpRpcKind::from(rpc) as i32,
             data: m.data().map_or(ptr::null(), <[u8]>::as_ptr),
             len: m.len(),
         }
@@ -144,6 +149,28 @@ pub(crate) unsafe fn with_reader(
     let status = call(&mut handle.inner);
     handle.poisoned = false;
     status
+}
+
+/// [`with_reader`] for a call that only reads the reader: the same NULL
+/// and poison checks first, then the fault point, then `call`. A panic in
+/// `call` cannot have changed the reader, so it does not poison it.
+///
+/// # Safety
+/// `reader` is NULL or a live pointer from `mcp_line_reader_new`, not being
+/// changed by another call.
+pub(crate) unsafe fn with_reader_ref(
+    reader: *const McpLineReader,
+    call: impl FnOnce(&LineReader) -> McpStatus,
+) -> McpStatus {
+    // SAFETY: NULL or valid and not being changed, by the caller's contract.
+    let Some(handle) = (unsafe { reader.as_ref() }) else {
+        return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+    };
+    if handle.poisoned {
+        return McpStatus::MCP_STATUS_POISONED;
+    }
+    fault_point();
+    call(&handle.inner)
 }
 
 /// Creates a reader: 64 MiB line limit, no flags.
@@ -294,7 +321,11 @@ pub unsafe extern "C" fn mcp_line_reader_feed(
 /// allocated; the line stays in place, and the next call tries it again) or
 /// `MCP_STATUS_POISONED`. `out->data` borrows the reader's buffer: it stays
 /// valid until the next call on this reader (including
-/// `mcp_line_reader_free`); copy what you keep, or feed it back.
+/// `mcp_line_reader_free`; not counting `mcp_line_reader_envelope` and
+/// `mcp_line_reader_buffered_len`, which only read); copy what you keep, or
+/// feed it back. With `MCP_READER_JSONRPC`, `mcp_line_reader_envelope` then
+/// tells where the message's `id`, `method`, `params`, `result` and `error`
+/// are.
 ///
 /// # Safety
 /// `reader` is NULL or a live reader, not used by another thread during the

@@ -1,6 +1,36 @@
-//! C `(pointer, length)` pairs to Rust slices.
+//! C `(pointer, length)` pairs to Rust slices, and Rust slices lent to C.
+
+use std::ptr;
 
 use super::McpStatus;
+
+/// A run of bytes lent to the caller: `data[0..len]`, not NUL-terminated.
+/// `{NULL, 0}` means absent; a present slice is never empty. The function
+/// that fills it says whose bytes they are and how long they stay valid;
+/// never free them.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpSlice {
+    /// The first byte, or NULL when absent.
+    pub data: *const u8,
+    /// The number of bytes at `data` (0 when absent).
+    pub len: usize,
+}
+
+impl From<Option<&[u8]>> for McpSlice {
+    fn from(bytes: Option<&[u8]>) -> Self {
+        match bytes {
+            Some(b) if !b.is_empty() => McpSlice {
+                data: b.as_ptr(),
+                len: b.len(),
+            },
+            _ => McpSlice {
+                data: ptr::null(),
+                len: 0,
+            },
+        }
+    }
+}
 
 /// The bytes `data[0..len]`. `(NULL, 0)` (and any pointer with length 0) is
 /// the empty slice: Go and Swift pass NULL for empty data, and

@@ -395,6 +395,9 @@ fn a_panic_in_a_reader_call_is_caught_and_poisons_that_reader() {
             for (_, other) in calls {
                 assert_eq!(other(r), MCP_STATUS_POISONED, "{name:?}");
             }
+            let mut e = sentinel_envelope();
+            assert_eq!(mcp_line_reader_envelope(r, &mut e), MCP_STATUS_POISONED);
+            assert!(is_sentinel(&e));
             assert_eq!(mcp_line_reader_buffered_len(r), 0);
             mcp_line_reader_free(r);
             // Other readers are unaffected.
@@ -446,4 +449,268 @@ fn readers_may_move_between_threads() {
     fn send<T: Send>() {}
     send::<McpLineReader>();
     send::<crate::LineReader>();
+}
+
+// ---- envelopes ----------------------------------------------------------
+
+fn sentinel_envelope() -> McpEnvelope {
+    let odd = McpSlice {
+        data: ptr::dangling(),
+        len: 77,
+    };
+    McpEnvelope {
+        rpc_kind: -1,
+        id: odd,
+        method: odd,
+        params: odd,
+        result: odd,
+        error: odd,
+    }
+}
+
+fn is_sentinel(e: &McpEnvelope) -> bool {
+    let s = sentinel_envelope();
+    e.rpc_kind == s.rpc_kind && [e.id, e.method, e.params, e.result, e.error] == [s.id; 5]
+}
+
+fn is_absent(s: McpSlice) -> bool {
+    s.data.is_null() && s.len == 0
+}
+
+/// The bytes of a present slice, checked to lie inside `within`.
+fn slice_in(s: McpSlice, within: &[u8]) -> &[u8] {
+    assert!(!s.data.is_null() && s.len > 0);
+    let (at, base) = (s.data as usize, within.as_ptr() as usize);
+    assert!(
+        at >= base && at + s.len <= base + within.len(),
+        "points into the input"
+    );
+    // SAFETY: inside `within`, just checked.
+    unsafe { std::slice::from_raw_parts(s.data, s.len) }
+}
+
+#[test]
+fn envelope_parse_points_into_the_input() {
+    let json = b" {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools\\/call\",\"params\":[1]}\n";
+    let mut e = sentinel_envelope();
+    assert_eq!(
+        unsafe { mcp_envelope_parse(json.as_ptr(), json.len(), &mut e) },
+        MCP_STATUS_OK
+    );
+    assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_REQUEST as i32);
+    assert_eq!(slice_in(e.id, json), b"\"a\"");
+    let method = slice_in(e.method, json);
+    assert_eq!(method, b"\"tools\\/call\"");
+    assert_eq!(slice_in(e.params, json), b"[1]");
+    assert!(is_absent(e.result) && is_absent(e.error));
+    assert!(unsafe { mcp_json_string_eq(method.as_ptr(), method.len(), c"tools/call".as_ptr()) });
+
+    let json = b"{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"m\"},\"id\":null}";
+    assert_eq!(
+        unsafe { mcp_envelope_parse(json.as_ptr(), json.len(), &mut e) },
+        MCP_STATUS_OK
+    );
+    assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_ERROR as i32);
+    assert_eq!(slice_in(e.id, json), b"null");
+    assert_eq!(slice_in(e.error, json), b"{\"code\":1,\"message\":\"m\"}");
+    assert!(is_absent(e.method) && is_absent(e.params) && is_absent(e.result));
+
+    // Batches and other JSON: no kind, no member.
+    for json in [
+        &b"[{\"jsonrpc\":\"2.0\",\"method\":\"a\"}]"[..],
+        b"{\"id\":1}",
+        b"7",
+    ] {
+        let mut e = sentinel_envelope();
+        assert_eq!(
+            unsafe { mcp_envelope_parse(json.as_ptr(), json.len(), &mut e) },
+            MCP_STATUS_OK
+        );
+        assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_NONE as i32);
+        assert!([e.id, e.method, e.params, e.result, e.error]
+            .into_iter()
+            .all(is_absent));
+    }
+}
+
+#[test]
+fn envelope_parse_arguments() {
+    unsafe {
+        let mut e = sentinel_envelope();
+        assert_eq!(
+            mcp_envelope_parse(ptr::null(), 0, &mut e),
+            MCP_STATUS_INVALID_JSON
+        );
+        assert_eq!(
+            mcp_envelope_parse(ptr::null(), 3, &mut e),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_envelope_parse(b"{}".as_ptr(), 2, ptr::null_mut()),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_envelope_parse(ptr::null(), 0, ptr::null_mut()),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_envelope_parse(b"{}".as_ptr(), usize::MAX, &mut e),
+            MCP_STATUS_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            mcp_envelope_parse(b"{} x".as_ptr(), 4, &mut e),
+            MCP_STATUS_INVALID_JSON
+        );
+        assert!(is_sentinel(&e), "*out untouched on errors");
+    }
+}
+
+#[test]
+fn json_string_eq_arguments() {
+    unsafe {
+        let token = b"\"\\u0070ing\"";
+        assert!(mcp_json_string_eq(
+            token.as_ptr(),
+            token.len(),
+            c"ping".as_ptr()
+        ));
+        assert!(!mcp_json_string_eq(
+            token.as_ptr(),
+            token.len(),
+            c"pin".as_ptr()
+        ));
+        assert!(!mcp_json_string_eq(
+            token.as_ptr(),
+            token.len(),
+            ptr::null()
+        ));
+        assert!(!mcp_json_string_eq(ptr::null(), 5, c"ping".as_ptr()));
+        assert!(!mcp_json_string_eq(ptr::null(), 0, c"".as_ptr()));
+        assert!(!mcp_json_string_eq(
+            token.as_ptr(),
+            usize::MAX,
+            c"ping".as_ptr()
+        ));
+        assert!(mcp_json_string_eq(b"\"\"".as_ptr(), 2, c"".as_ptr()));
+        let pair = b"\"\\ud83d\\ude00\"";
+        assert!(mcp_json_string_eq(
+            pair.as_ptr(),
+            pair.len(),
+            c"\u{1F600}".as_ptr()
+        ));
+        assert!(!mcp_json_string_eq(pair.as_ptr(), 8, c"".as_ptr()));
+    }
+}
+
+#[test]
+fn the_reader_envelope_is_that_of_the_message_just_taken() {
+    unsafe {
+        let r = mcp_line_reader_new();
+        let mut e = sentinel_envelope();
+        assert_eq!(mcp_line_reader_envelope(r, &mut e), MCP_STATUS_OK);
+        assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_NONE as i32);
+        assert!(is_absent(e.id));
+        assert_eq!(
+            mcp_line_reader_set_flags(r, MCP_READER_JSONRPC),
+            MCP_STATUS_OK
+        );
+        let input = b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"ok\":true}}\n[1]\n{\"id\"";
+        assert_eq!(
+            mcp_line_reader_feed(r, input.as_ptr(), input.len()),
+            MCP_STATUS_OK
+        );
+        let mut m = message();
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        assert_eq!(mcp_line_reader_envelope(r, &mut e), MCP_STATUS_OK);
+        assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_RESPONSE as i32);
+        // The members are inside the message's data, which stays valid.
+        let data = bytes(&m);
+        assert_eq!(slice_in(e.id, data), b"3");
+        assert_eq!(slice_in(e.result, data), b"{\"ok\":true}");
+        assert!(is_absent(e.method));
+        assert_eq!(
+            data,
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"ok\":true}}"
+        );
+        // An invalid JSON-RPC item has none; nor has the reader after a feed.
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        assert_eq!(mcp_line_reader_envelope(r, &mut e), MCP_STATUS_OK);
+        assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_NONE as i32);
+        assert!(is_absent(e.result));
+        assert_eq!(mcp_line_reader_feed(r, b":1}\n".as_ptr(), 4), MCP_STATUS_OK);
+        let mut e = sentinel_envelope();
+        assert_eq!(mcp_line_reader_envelope(r, &mut e), MCP_STATUS_OK);
+        assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_NONE as i32);
+        mcp_line_reader_free(r);
+    }
+}
+
+#[test]
+fn reader_envelope_arguments() {
+    unsafe {
+        let mut e = sentinel_envelope();
+        assert_eq!(
+            mcp_line_reader_envelope(ptr::null(), &mut e),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            mcp_line_reader_envelope(ptr::null(), ptr::null_mut()),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        let r = mcp_line_reader_new();
+        assert_eq!(
+            mcp_line_reader_envelope(r, ptr::null_mut()),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        with_panic_in(c"mcp_line_reader_finish", || mcp_line_reader_finish(r));
+        assert_eq!(
+            mcp_line_reader_envelope(r, ptr::null_mut()),
+            MCP_STATUS_POISONED,
+            "the reader first"
+        );
+        assert_eq!(mcp_line_reader_envelope(r, &mut e), MCP_STATUS_POISONED);
+        assert!(is_sentinel(&e));
+        mcp_line_reader_free(r);
+    }
+}
+
+#[test]
+fn a_panic_in_an_envelope_function_is_caught() {
+    unsafe {
+        let json = b"{\"jsonrpc\":\"2.0\",\"method\":\"m\"}";
+        let mut e = sentinel_envelope();
+        let status = with_panic_in(c"mcp_envelope_parse", || {
+            mcp_envelope_parse(json.as_ptr(), json.len(), &mut e)
+        });
+        assert_eq!(status, MCP_STATUS_PANIC);
+        assert!(is_sentinel(&e));
+
+        let eq = with_panic_in(c"mcp_json_string_eq", || {
+            mcp_json_string_eq(b"\"m\"".as_ptr(), 3, c"m".as_ptr())
+        });
+        assert!(!eq, "the panic value is false");
+
+        // Reading the envelope changes nothing: a panic there poisons nothing.
+        let r = mcp_line_reader_new();
+        assert_eq!(
+            mcp_line_reader_set_flags(r, MCP_READER_JSONRPC),
+            MCP_STATUS_OK
+        );
+        let line = b"{\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n";
+        assert_eq!(
+            mcp_line_reader_feed(r, line.as_ptr(), line.len()),
+            MCP_STATUS_OK
+        );
+        let mut m = message();
+        assert_eq!(mcp_line_reader_next_message(r, &mut m), MCP_STATUS_OK);
+        let status = with_panic_in(c"mcp_line_reader_envelope", || {
+            mcp_line_reader_envelope(r, &mut e)
+        });
+        assert_eq!(status, MCP_STATUS_PANIC);
+        assert!(is_sentinel(&e));
+        assert_eq!(mcp_line_reader_envelope(r, &mut e), MCP_STATUS_OK);
+        assert_eq!(e.rpc_kind, McpRpcKind::MCP_RPC_NOTIFICATION as i32);
+        assert_eq!(slice_in(e.method, bytes(&m)), b"\"m\"");
+        mcp_line_reader_free(r);
+    }
 }

@@ -254,7 +254,8 @@ pub(crate) fn unescape_short(s: &[u8], i: usize) -> (Option<Short>, usize) {
     }
 }
 
-fn simple_escape(e: u8) -> Option<u32> {
+/// The character a one-character escape `\e` stands for (`e` after the backslash).
+pub(super) fn simple_escape(e: u8) -> Option<u32> {
     let c = match e {
         b'"' => b'"',
         b'\\' => b'\\',
@@ -269,7 +270,8 @@ fn simple_escape(e: u8) -> Option<u32> {
     Some(u32::from(c))
 }
 
-fn hex4(h: &[u8]) -> Option<u32> {
+/// The value of four hex digits (either case).
+pub(super) fn hex4(h: &[u8]) -> Option<u32> {
     h.iter().try_fold(0u32, |acc, &d| {
         let v = (d as char).to_digit(16)?;
         Some(acc * 16 + v)

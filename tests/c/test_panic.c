@@ -146,7 +146,14 @@ static void check_poisoned(McpLineReader *r, const char *after)
             CHECK(nread == 0); /* documented: *nread is 0 when nothing was read */
         }
     }
-    /* Still poisoned after all those calls, even for an empty chunk. */
+    /* Still poisoned after all those calls, even for an empty chunk; the
+     * envelope is refused too, *out untouched. */
+    {
+        McpEnvelope e;
+        memset(&e, 0x5a, sizeof e);
+        CHECK_STATUS(mcp_line_reader_envelope(r, &e), MCP_STATUS_POISONED);
+        CHECK(e.rpc_kind == 0x5a5a5a5a);
+    }
     CHECK(mcp_line_reader_buffered_len(r) == 0);
     CHECK_STATUS(mcp_line_reader_feed(r, NULL, 0), MCP_STATUS_POISONED);
 }
@@ -287,6 +294,65 @@ static void armed_free(const char *name)
     CHECK(1); /* still alive */
 }
 
+/* A sentinel McpEnvelope has every byte 0x5a; compared field by field (the
+ * padding after rpc_kind is unspecified once the library writes it). */
+static int slice_untouched(McpSlice s)
+{
+    McpSlice want;
+    memset(&want, 0x5a, sizeof want);
+    return s.data == want.data && s.len == want.len;
+}
+
+static int envelope_untouched(const McpEnvelope *e)
+{
+    return e->rpc_kind == 0x5a5a5a5a && slice_untouched(e->id) && slice_untouched(e->method) &&
+           slice_untouched(e->params) && slice_untouched(e->result) && slice_untouched(e->error);
+}
+
+static void armed_envelope_parse(const char *name)
+{
+    McpEnvelope e;
+    McpStatus st;
+    memset(&e, 0x5a, sizeof e);
+    arm(name);
+    st = mcp_envelope_parse(LIT_PTR("{\"jsonrpc\":\"2.0\",\"method\":\"m\"}"),
+                            LIT_LEN("{\"jsonrpc\":\"2.0\",\"method\":\"m\"}"), &e);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(envelope_untouched(&e));
+}
+
+/* Reading the envelope changes nothing: a panic there leaves the reader usable. */
+static void armed_line_reader_envelope(const char *name)
+{
+    McpLineReader *r = loaded_reader();
+    McpEnvelope e;
+    McpStatus st;
+    memset(&e, 0x5a, sizeof e);
+    arm(name);
+    st = mcp_line_reader_envelope(r, &e);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(envelope_untouched(&e));
+    check_reader_intact(r);
+    CHECK_STATUS(mcp_line_reader_envelope(r, &e), MCP_STATUS_OK);
+    mcp_line_reader_free(r);
+}
+
+/* The panic value is false, like a token that is not equal: only the panic
+ * hook's message tells that it panicked. */
+static void armed_json_string_eq(const char *name)
+{
+    bool eq;
+    arm(name);
+    eq = mcp_json_string_eq(LIT_PTR("\"m\""), 3, "m");
+    disarm(name);
+    if (!CHECK(!eq)) {
+        printf("    %s, armed, returned true, want its panic value false\n", name);
+    }
+    CHECK(mcp_json_string_eq(LIT_PTR("\"m\""), 3, "m"));
+}
+
 static void armed_encode(const char *name)
 {
     McpBuffer buf;
@@ -401,6 +467,9 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_line_reader_finish", armed_reader_call},
     {"mcp_line_reader_buffered_len", armed_buffered_len},
     {"mcp_line_reader_free", armed_free},
+    {"mcp_envelope_parse", armed_envelope_parse},
+    {"mcp_line_reader_envelope", armed_line_reader_envelope},
+    {"mcp_json_string_eq", armed_json_string_eq},
     {"mcp_status_str", armed_status_str},
     {"mcp_stdio_version", armed_version},
     {"mcp_stdio_abi_version", armed_abi_version},

@@ -24,6 +24,7 @@ const C_TESTS: &[&str] = &[
     "test_flags_jsonrpc",
     "test_encode",
     "test_meta",
+    "test_envelope",
 ];
 
 // ---------------------------------------------------------------------------
