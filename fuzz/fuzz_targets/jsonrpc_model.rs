@@ -21,7 +21,13 @@
 //! than serde_json's default limit is parsed again with the limit lifted, on
 //! a thread with a big stack.
 //!
-//! The whole input is a stream; each line's item is compared.
+//! The whole input is a stream; each line's item is compared. So is each
+//! line's envelope (docs/contract.md §JSON-RPC: envelope): the same kind, and
+//! for one message each of `id`, `method`, `params`, `result` and `error`
+//! present exactly when the model's object has it, its bytes being a JSON
+//! text whose value is the model's (the last of duplicates); no member for
+//! anything else. `json_string_eq` of the method token against the model's
+//! unescaped string must hold.
 
 #![no_main]
 
@@ -29,7 +35,7 @@ mod common;
 
 use common::{read_whole, Item, Settings};
 use libfuzzer_sys::fuzz_target;
-use mcp_stdio::RpcKind;
+use mcp_stdio::{envelope, json_string_eq, RpcKind};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -173,5 +179,48 @@ fuzz_target!(|stream: &[u8]| {
         if matches!(item, Item::Json(..)) {
             assert!(got.is_some(), "a message without an rpc kind");
         }
+        check_envelope(line, &v, want);
     }
 });
+
+/// The envelope of `line` against the model's value `v` of kind `want`.
+fn check_envelope(line: &[u8], v: &Value, want: Option<RpcKind>) {
+    let e = envelope(line).expect("a line the model parsed is JSON");
+    assert_eq!(e.kind, want, "envelope kind of {:?}", String::from_utf8_lossy(line));
+    let members = [
+        ("id", e.id),
+        ("method", e.method),
+        ("params", e.params),
+        ("result", e.result),
+        ("error", e.error),
+    ];
+    let object = match (want, v) {
+        (Some(kind), Value::Object(m)) if kind != RpcKind::Batch => m,
+        _ => {
+            for (name, got) in members {
+                assert!(got.is_none(), "{name} of a non-message");
+            }
+            return;
+        }
+    };
+    for (name, got) in members {
+        match (object.get(name), got) {
+            (None, None) => {}
+            (Some(model), Some(bytes)) => {
+                let mut value = parse(bytes).expect("a member is one JSON text");
+                if serde_json::from_slice::<Value>(line).is_err() {
+                    // Deeper than serde_json's limit: `parse` kept only the
+                    // shape of each member (`shallow`); compare that.
+                    value = shallow(Map::from_iter([(name.to_string(), value)]))
+                        .remove(name)
+                        .unwrap();
+                }
+                assert_eq!(&value, model, "member {name}");
+                if let (Value::String(text), "method") = (model, name) {
+                    assert!(json_string_eq(bytes, text), "method {text:?}");
+                }
+            }
+            (model, got) => panic!("member {name}: model {model:?}, envelope {got:?}"),
+        }
+    }
+}
