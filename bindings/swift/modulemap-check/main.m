@@ -22,7 +22,18 @@ int main(void)
     CHECK(mcp_line_reader_next_message(reader, &m) == MCP_STATUS_OK);
     CHECK(m.kind == MCP_MESSAGE_JSON && m.rpc_kind == MCP_RPC_REQUEST);
     CHECK(m.len == strlen(input) - 2 && memcmp(m.data, input, m.len) == 0);
+    /* The envelope of the message just taken: route on the method, echo the id. */
+    McpEnvelope env;
+    CHECK(mcp_line_reader_envelope(reader, &env) == MCP_STATUS_OK);
+    CHECK(env.rpc_kind == MCP_RPC_REQUEST);
+    CHECK(mcp_json_string_eq(env.method.data, env.method.len, "ping"));
+    CHECK(env.id.len == 1 && env.id.data[0] == '1');
+    CHECK(env.params.data == NULL && env.params.len == 0);
     mcp_line_reader_free(reader);
+
+    const char *error = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}";
+    CHECK(mcp_envelope_parse((const uint8_t *)error, strlen(error), &env) == MCP_STATUS_OK);
+    CHECK(env.rpc_kind == MCP_RPC_ERROR && env.id.data == NULL && env.error.len > 0);
 
     McpBuffer line = {NULL, 0};
     const char *json = "{ \"a\" : [1, 2] }";
