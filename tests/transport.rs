@@ -673,19 +673,28 @@ fn a_failed_write_closes_the_transport() {
         .unwrap();
     t.write_failed();
     assert_eq!(t.notify("n", None), Err(Error::Closed));
+    let notification = "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}";
     assert_eq!(
-        drain(&mut t, t0),
-        [
-            message(
-                "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}",
-                RpcKind::Notification,
-                None
-            ),
-            Ev::Failed(a),
-            Ev::Failed(b),
-            Ev::Closed
-        ]
+        t.next_event(t0).map(own),
+        Some(message(notification, RpcKind::Notification, None))
     );
+    // The peer may still send until closing comes to its end.
+    t.receive(b"[1]\n").unwrap();
+    assert_eq!(
+        t.next_event(t0).map(own),
+        Some(Ev::Invalid(
+            InvalidKind::InvalidJsonRpc,
+            Some(b"[1]".to_vec())
+        ))
+    );
+    assert_eq!(t.next_event(t0).map(own), Some(Ev::Failed(a)));
+    assert_eq!(
+        t.receive(b"[2]\n"),
+        Err(Error::Closed),
+        "nothing more would come out"
+    );
+    assert_eq!(drain(&mut t, t0), [Ev::Failed(b), Ev::Closed]);
+    assert_eq!(t.respond(b"1", b"1"), Err(Error::Closed));
 }
 
 // ---- Chunking ----

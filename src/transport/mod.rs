@@ -14,6 +14,7 @@ mod requests;
 use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 
+use crate::encode::{encode_into, EncodeOptions};
 use crate::error::Error;
 use crate::message::{Message, RpcKind};
 use crate::reader::LineReader;
@@ -144,9 +145,7 @@ impl Transport {
     pub fn send(&mut self, json: &[u8]) -> Result<(), Error> {
         self.check_open()?;
         self.queue.append(Bound::Enforced, |out| {
-            frame::value(out, json)?;
-            out.push(b'\n'); // `value` leaves the room of its newline
-            Ok(())
+            encode_into(json, EncodeOptions::default(), out)
         })
     }
 
@@ -302,10 +301,12 @@ impl Transport {
     /// Takes bytes the peer sent, in chunks of any size (the same events
     /// come whatever the chunking).
     ///
-    /// Errors: [`Error::Closed`] after [`receive_end`](Self::receive_end)
-    /// or [`Event::Closed`]; [`Error::OutOfMemory`] (nothing taken).
+    /// Errors: [`Error::Closed`] after [`receive_end`](Self::receive_end),
+    /// and once closing has come to its end (pending requests failing, or
+    /// [`Event::Closed`] given): nothing more would be delivered;
+    /// [`Error::OutOfMemory`] (nothing taken).
     pub fn receive(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        if self.peer_ended || self.done {
+        if self.peer_ended || self.ending || self.done {
             return Err(Error::Closed);
         }
         self.reader.feed(bytes)
