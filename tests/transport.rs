@@ -697,6 +697,41 @@ fn a_failed_write_closes_the_transport() {
     assert_eq!(t.respond(b"1", b"1"), Err(Error::Closed));
 }
 
+#[test]
+fn many_pending_requests_fail_in_ascending_order() {
+    let t0 = Instant::now();
+    let mut t = Transport::new();
+    for i in 0..1000u64 {
+        t.request("m", None, (i % 3 == 0).then(|| secs(1000 - i)), t0)
+            .unwrap();
+    }
+    // Answer every fifth one, in descending order.
+    for id in (1..=1000).rev().filter(|id| id % 5 == 0) {
+        t.receive(format!("{}\n", result_line(&id.to_string())).as_bytes())
+            .unwrap();
+    }
+    let answered = drain(&mut t, t0);
+    assert_eq!(answered.len(), 200);
+    t.receive_end().unwrap();
+    let expected: Vec<Ev> = (1..=1000)
+        .filter(|id| id % 5 != 0)
+        .map(Ev::Failed)
+        .chain([Ev::Closed])
+        .collect();
+    assert_eq!(drain(&mut t, t0), expected);
+}
+
+#[test]
+fn no_cancellation_is_queued_once_writing_failed() {
+    let t0 = Instant::now();
+    let mut t = Transport::new();
+    let a = t.request("a", None, Some(secs(1)), t0).unwrap();
+    sent(&mut t);
+    t.write_failed();
+    assert_eq!(drain(&mut t, t0 + secs(1)), [Ev::TimedOut(a), Ev::Closed]);
+    assert_eq!(t.queued_len(), 0, "the peer reads no more");
+}
+
 // ---- Chunking ----
 
 /// Lines of every kind, some answering requests 1 to 3.
