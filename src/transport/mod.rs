@@ -27,9 +27,6 @@ use requests::{Pending, Requests};
 /// The reason given in the `notifications/cancelled` of a timed-out request.
 const TIMED_OUT_REASON: &str = "request timed out";
 
-/// Room for a cancellation notification of the transport's own making.
-const CANCELLATION_ROOM: usize = 128;
-
 /// One MCP stdio connection's protocol state: the peer's byte stream split
 /// into messages, our requests matched with their answers (and timed out),
 /// and the lines we send queued, bounded, for a driver to write.
@@ -427,7 +424,7 @@ impl Transport {
                 let cancel =
                     self.requests.get(id).is_some_and(|r| !r.initialize) && !self.write_failed;
                 if cancel {
-                    self.queue.reserve(CANCELLATION_ROOM)?;
+                    // On failure nothing is queued and the request stays: retried.
                     self.queue.append(Bound::Bypassed, |out| {
                         cancellation(out, id, Some(TIMED_OUT_REASON))
                     })?;

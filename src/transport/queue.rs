@@ -74,15 +74,13 @@ impl OutputQueue {
         Ok(())
     }
 
-    /// Makes room for `extra` more bytes (fallibly), reclaiming consumed
-    /// space first when it outgrows the waiting bytes.
-    pub(crate) fn reserve(&mut self, extra: usize) -> Result<(), Error> {
+    /// Moves the waiting bytes to the front when consumed space outgrows them.
+    fn reclaim(&mut self) {
         if self.head > 0 && self.head >= self.buf.len() - self.head {
             self.buf.copy_within(self.head.., 0);
             self.buf.truncate(self.buf.len() - self.head);
             self.head = 0;
         }
-        self.buf.try_reserve(extra).map_err(|_| Error::OutOfMemory)
     }
 
     /// Appends one line written by `write` (which appends to the buffer and
@@ -94,7 +92,7 @@ impl OutputQueue {
         bound: Bound,
         write: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        self.reserve(0)?;
+        self.reclaim();
         let start = self.buf.len();
         let queued = start - self.head;
         let written = write(&mut self.buf).and_then(|()| {
