@@ -146,6 +146,10 @@ enum McpStatus
    * read in time); an out-parameter says how far it got.
    */
   MCP_STATUS_TIMED_OUT = -9,
+  /**
+   * The transport is closing or closed (or its peer went away): nothing was done.
+   */
+  MCP_STATUS_CLOSED = -10,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -10,6 +10,14 @@ pub enum Error {
     InvalidJson,
     /// Memory for the data could not be allocated; nothing was changed.
     OutOfMemory,
+    /// An argument is out of range or of the wrong shape (a bound of 0, an id
+    /// that is not a string or number token, params that are not an object
+    /// or an array, an unknown request to cancel); nothing was done.
+    InvalidArgument,
+    /// The output queue is full: nothing was queued; take output and try again.
+    WouldBlock,
+    /// The transport is closing or closed: nothing was done.
+    Closed,
 }
 
 impl fmt::Display for Error {
@@ -17,6 +25,9 @@ impl fmt::Display for Error {
         f.write_str(match self {
             Error::InvalidJson => "input is not one JSON text in valid UTF-8",
             Error::OutOfMemory => "out of memory",
+            Error::InvalidArgument => "an argument is out of range",
+            Error::WouldBlock => "the output queue is full",
+            Error::Closed => "the transport is closed",
         })
     }
 }

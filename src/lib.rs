@@ -14,13 +14,19 @@
 //!   [`json_string_eq`] compares a string token with a text, unescaping as
 //!   it goes.
 //!
+//! - [`Transport`] is one connection's protocol state, with no I/O: the peer's
+//!   bytes in, [`Event`]s out (messages, answers matched with our numbered
+//!   requests, timeouts, close), the lines we send framed into a bounded
+//!   output queue for a driver to write.
+//!
 //! The same is offered to C through the `mcp_*` functions of the `ffi` module
 //! and the generated header `include/mcp_stdio.h`: the `capi` feature, on by
 //! default. A Rust program that only wants the crate sets
 //! `default-features = false` and gets neither `#[no_mangle]` symbols nor
 //! the header's build step.
 //!
-//! The safe core (`reader`, `json`, `jsonrpc`, `envelope`, `encode`) has no `unsafe`;
+//! The safe core (`reader`, `json`, `jsonrpc`, `envelope`, `encode`,
+//! `transport`) has no `unsafe`;
 //! every `unsafe` lives in the C boundary, `ffi` (SIMD comes from the `wide`
 //! crate, which keeps its `unsafe` behind a safe API).
 
@@ -44,6 +50,8 @@ mod message;
 mod newline;
 #[forbid(unsafe_code)]
 mod reader;
+#[forbid(unsafe_code)]
+mod transport;
 
 // The C boundary: every `unsafe` of the crate (the `capi` feature, on by default).
 #[cfg(feature = "capi")]
@@ -54,3 +62,4 @@ pub use envelope::{envelope, json_string_eq, Envelope};
 pub use error::Error;
 pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
+pub use transport::{Event, InvalidKind, Transport};

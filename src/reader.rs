@@ -428,6 +428,42 @@ impl LineReader {
         self.take_next()
     }
 
+    /// [`try_next_message`](Self::try_next_message) and the
+    /// [`envelope`](Self::envelope) of the item it returns, borrowed
+    /// together (the transport routes on both while the line is borrowed).
+    pub(crate) fn try_next_message_and_envelope(
+        &mut self,
+    ) -> Result<Option<(Message<'_>, Envelope<'_>)>, Error> {
+        // Where the item's line lies in the buffer, so that it can be
+        // borrowed again next to the envelope once the `&mut` borrow ends.
+        let (at, item) = match self.try_next_message()? {
+            None => return Ok(None),
+            Some(item) => (
+                item.data().map(|line| (line.as_ptr() as usize, line.len())),
+                match item {
+                    Message::Json { rpc, .. } => Message::Json { line: &[], rpc },
+                    Message::ParseError { .. } => Message::ParseError { line: &[] },
+                    Message::InvalidJsonRpc { .. } => Message::InvalidJsonRpc { line: &[] },
+                    Message::TooLong { len } => Message::TooLong { len },
+                },
+            ),
+        };
+        let line = match at {
+            Some((address, len)) => {
+                let from = address - self.buf.as_ptr() as usize;
+                &self.buf[from..from + len]
+            }
+            None => &[][..],
+        };
+        let item = match item {
+            Message::Json { rpc, .. } => Message::Json { line, rpc },
+            Message::ParseError { .. } => Message::ParseError { line },
+            Message::InvalidJsonRpc { .. } => Message::InvalidJsonRpc { line },
+            too_long => too_long,
+        };
+        Ok(Some((item, self.envelope())))
+    }
+
     /// `try_next_message` when there may be something to do.
     #[inline(never)]
     fn take_next(&mut self) -> Result<Option<Message<'_>>, Error> {

@@ -44,6 +44,8 @@ pub enum McpStatus {
     /// The deadline passed before the operation completed (the peer did not
     /// read in time); an out-parameter says how far it got.
     MCP_STATUS_TIMED_OUT = -9,
+    /// The transport is closing or closed (or its peer went away): nothing was done.
+    MCP_STATUS_CLOSED = -10,
 }
 
 impl From<Error> for McpStatus {
@@ -51,6 +53,9 @@ impl From<Error> for McpStatus {
         match e {
             Error::InvalidJson => McpStatus::MCP_STATUS_INVALID_JSON,
             Error::OutOfMemory => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
+            Error::InvalidArgument => McpStatus::MCP_STATUS_INVALID_ARGUMENT,
+            Error::WouldBlock => McpStatus::MCP_STATUS_WOULD_BLOCK,
+            Error::Closed => McpStatus::MCP_STATUS_CLOSED,
         }
     }
 }
@@ -97,6 +102,7 @@ every_status!(
     MCP_STATUS_IO_ERROR,
     MCP_STATUS_BROKEN_PIPE,
     MCP_STATUS_TIMED_OUT,
+    MCP_STATUS_CLOSED,
 );
 
 impl McpStatus {
@@ -121,6 +127,7 @@ impl McpStatus {
             MCP_STATUS_IO_ERROR => c"a system call failed (see errno)",
             MCP_STATUS_BROKEN_PIPE => c"broken pipe: the peer closed its end",
             MCP_STATUS_TIMED_OUT => c"timed out: the deadline passed first",
+            MCP_STATUS_CLOSED => c"the transport is closed",
         }
     }
 }

@@ -1,0 +1,65 @@
+//! What the transport tells its user: [`Event`].
+
+use crate::envelope::Envelope;
+
+/// Why a line the peer sent is not a message ([`Event::Invalid`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InvalidKind {
+    /// Not one JSON text in valid UTF-8.
+    ParseError,
+    /// Longer than the line limit; its bytes were dropped.
+    TooLong,
+    /// Valid JSON but no JSON-RPC 2.0 message (nor batch of them).
+    InvalidJsonRpc,
+}
+
+/// One thing that happened on a [`Transport`](crate::Transport), from
+/// [`next_event`](crate::Transport::next_event). Data borrows the
+/// transport until its next call taking `&mut self`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// A message from the peer that answers none of our requests: a request
+    /// or notification, a response or error to no pending request of ours
+    /// (stray, late, duplicate), or a batch (kind
+    /// [`RpcKind::Batch`](crate::RpcKind::Batch), no member).
+    Message {
+        /// The line, trimmed.
+        line: &'a [u8],
+        /// Its envelope (kind and members).
+        envelope: Envelope<'a>,
+    },
+    /// The answer (result or error) to our request `id`: its id token was
+    /// exactly the decimal integer we wrote. Given once per request.
+    Response {
+        /// The id [`request`](crate::Transport::request) returned.
+        id: i64,
+        /// The line, trimmed.
+        line: &'a [u8],
+        /// Its envelope (kind `Response` or `Error`).
+        envelope: Envelope<'a>,
+    },
+    /// Request `id` got no answer by its deadline: it is forgotten (a late
+    /// answer is a [`Event::Message`]) and, unless it was an `initialize`,
+    /// a `notifications/cancelled` for it was queued.
+    RequestTimedOut {
+        /// The request's id.
+        id: i64,
+    },
+    /// The transport closed before request `id` was answered (given just
+    /// before [`Event::Closed`], ascending ids).
+    RequestFailed {
+        /// The request's id.
+        id: i64,
+    },
+    /// A line from the peer that is not a message.
+    Invalid {
+        /// Why.
+        kind: InvalidKind,
+        /// The line, trimmed; `None` for [`InvalidKind::TooLong`].
+        line: Option<&'a [u8]>,
+    },
+    /// The transport is closed: always the last event, given once.
+    Closed,
+}

@@ -1,0 +1,501 @@
+//! `Transport`: one MCP stdio connection as a pure state machine.
+//!
+//! No I/O, no threads, no clock: a driver feeds it the peer's bytes
+//! ([`Transport::receive`]), writes what it queues ([`Transport::output`] and
+//! [`Transport::consume`]), passes the time in (`now`), and takes its
+//! [`Event`]s. Sending frames lines straight into the output queue; requests
+//! are numbered, matched with their answers, timed out and cancelled.
+
+mod event;
+mod frame;
+mod queue;
+mod requests;
+
+use std::num::NonZeroUsize;
+use std::time::{Duration, Instant};
+
+use crate::encode::{encode_into, EncodeOptions};
+use crate::error::Error;
+use crate::message::{Message, RpcKind};
+use crate::reader::LineReader;
+
+pub use event::{Event, InvalidKind};
+
+use queue::{Bound, OutputQueue};
+use requests::{Pending, Requests};
+
+/// The reason given in the `notifications/cancelled` of a timed-out request.
+const TIMED_OUT_REASON: &str = "request timed out";
+
+/// One MCP stdio connection's protocol state: the peer's byte stream split
+/// into messages, our requests matched with their answers (and timed out),
+/// and the lines we send queued, bounded, for a driver to write.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use mcp_stdio::{Event, Transport};
+///
+/// let now = Instant::now();
+/// let mut t = Transport::new();
+/// let id = t.request("ping", None, Some(Duration::from_secs(5)), now).unwrap();
+/// assert_eq!(t.output(), b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+/// t.consume(t.output().len()); // the driver wrote it
+///
+/// t.receive(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").unwrap();
+/// match t.next_event(now) {
+///     Some(Event::Response { id: answered, envelope, .. }) => {
+///         assert_eq!(answered, id);
+///         assert_eq!(envelope.result, Some(&b"{}"[..]));
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// assert_eq!(t.next_event(now), None);
+/// ```
+#[derive(Debug)]
+pub struct Transport {
+    reader: LineReader,
+    queue: OutputQueue,
+    requests: Requests,
+    /// The id the next request gets.
+    next_id: i64,
+    /// `close` was called.
+    close_called: bool,
+    /// When closing ends without the peer's end (`None`: not closing, or
+    /// a grace too long to represent).
+    close_at: Option<Instant>,
+    /// `receive_end` was called.
+    peer_ended: bool,
+    /// `write_failed` was called.
+    write_failed: bool,
+    /// Closing has come to its end: pending requests are failing.
+    ending: bool,
+    /// The ids still to fail, ascending, and how many are done (when
+    /// memory allowed the list; otherwise the smallest is searched each time).
+    failing: Vec<i64>,
+    failed: usize,
+    /// `Closed` was given.
+    done: bool,
+}
+
+impl Default for Transport {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Transport {
+    /// A transport with JSON-RPC classification on, the default line limit
+    /// ([`DEFAULT_MAX_LINE_LEN`](crate::DEFAULT_MAX_LINE_LEN)), invalid lines
+    /// reported, and an output queue bounded at 64 MiB.
+    /// Allocates nothing until used.
+    pub fn new() -> Self {
+        let mut reader = LineReader::new();
+        reader.set_jsonrpc(true);
+        Transport {
+            reader,
+            queue: OutputQueue::new(),
+            requests: Requests::default(),
+            next_id: 1,
+            close_called: false,
+            close_at: None,
+            peer_ended: false,
+            write_failed: false,
+            ending: false,
+            failing: Vec::new(),
+            failed: 0,
+            done: false,
+        }
+    }
+
+    /// Sets the longest line accepted from the peer (see
+    /// [`LineReader::set_max_line_len`]); `None`: no limit.
+    pub fn set_max_line_len(&mut self, limit: Option<NonZeroUsize>) {
+        self.reader.set_max_line_len(limit);
+    }
+
+    /// The current line limit (`None`: no limit).
+    pub fn max_line_len(&self) -> Option<NonZeroUsize> {
+        self.reader.max_line_len()
+    }
+
+    /// Bounds the output queue at `bytes` (framed lines, newlines
+    /// included). A send that would take the queue past it is refused with
+    /// [`Error::WouldBlock`], unless the queue is empty. Applies to later
+    /// sends only; `0` is [`Error::InvalidArgument`].
+    pub fn set_max_queued(&mut self, bytes: usize) -> Result<(), Error> {
+        self.queue.set_max(bytes)
+    }
+
+    /// The output queue's bound, in bytes.
+    pub fn max_queued(&self) -> usize {
+        self.queue.max()
+    }
+
+    // ---- Sending ----
+
+    /// Queues `json` (any one JSON text) as one compact line, as
+    /// [`encode_into`](crate::encode_into) writes it.
+    ///
+    /// Errors (nothing queued): [`Error::Closed`] once the transport is
+    /// closing or its peer gone; [`Error::InvalidJson`];
+    /// [`Error::WouldBlock`] when the queue is full; [`Error::OutOfMemory`].
+    pub fn send(&mut self, json: &[u8]) -> Result<(), Error> {
+        self.check_open()?;
+        self.queue.append(Bound::Enforced, |out| {
+            encode_into(json, EncodeOptions::default(), out)
+        })
+    }
+
+    /// Queues the request
+    /// `{"jsonrpc":"2.0","id":N,"method":"<method>","params":<params>}`
+    /// (`params` omitted when `None`) and returns its id `N`: 1, 2, 3, … per
+    /// transport. With a `timeout`, a [`Event::RequestTimedOut`] comes at
+    /// `now + timeout` if no answer came first.
+    ///
+    /// Errors (nothing queued, no id used): as [`send`](Self::send), and
+    /// [`Error::InvalidJson`] when `params` is not one JSON text,
+    /// [`Error::InvalidArgument`] when it is not an object or an array.
+    pub fn request(
+        &mut self,
+        method: &str,
+        params: Option<&[u8]>,
+        timeout: Option<Duration>,
+        now: Instant,
+    ) -> Result<i64, Error> {
+        self.check_open()?;
+        let id = self.next_id;
+        let next = id.checked_add(1).ok_or(Error::InvalidArgument)?;
+        self.requests.reserve()?;
+        self.queue.append(Bound::Enforced, |out| {
+            frame::raw(out, frame::OPEN)?;
+            frame::raw(out, b"\"id\":")?;
+            frame::integer(out, id)?;
+            frame::raw(out, b",")?;
+            method_and_params(out, method, params)
+        })?;
+        self.next_id = next;
+        self.requests.insert(
+            id,
+            Pending {
+                deadline: timeout.and_then(|t| now.checked_add(t)),
+                initialize: method == "initialize",
+            },
+        );
+        Ok(id)
+    }
+
+    /// Queues the notification
+    /// `{"jsonrpc":"2.0","method":"<method>","params":<params>}` (`params`
+    /// omitted when `None`). Errors as [`request`](Self::request).
+    pub fn notify(&mut self, method: &str, params: Option<&[u8]>) -> Result<(), Error> {
+        self.check_open()?;
+        self.queue.append(Bound::Enforced, |out| {
+            frame::raw(out, frame::OPEN)?;
+            method_and_params(out, method, params)
+        })
+    }
+
+    /// Queues the response `{"jsonrpc":"2.0","id":<id_token>,"result":<result>}`,
+    /// the id token as the request had it (e.g. [`Envelope::id`](crate::Envelope::id)).
+    ///
+    /// Errors (nothing queued): as [`send`](Self::send);
+    /// [`Error::InvalidArgument`] when `id_token` is empty or not a JSON
+    /// string or number; [`Error::InvalidJson`] when `result` is not one
+    /// JSON text (or is empty).
+    pub fn respond(&mut self, id_token: &[u8], result: &[u8]) -> Result<(), Error> {
+        self.check_open()?;
+        self.queue.append(Bound::Enforced, |out| {
+            frame::raw(out, frame::OPEN)?;
+            id_member(out, id_token)?;
+            frame::raw(out, b",\"result\":")?;
+            frame::value(out, result)?;
+            frame::raw(out, b"}\n")
+        })
+    }
+
+    /// Queues the error response
+    /// `{"jsonrpc":"2.0","id":<id_token>,"error":{"code":<code>,"message":"<message>"}}`;
+    /// with `None`, `id` is left out (never `"id":null`), for a request whose
+    /// id could not be read. Errors as [`respond`](Self::respond).
+    pub fn respond_error(
+        &mut self,
+        id_token: Option<&[u8]>,
+        code: i64,
+        message: &str,
+    ) -> Result<(), Error> {
+        self.check_open()?;
+        self.queue.append(Bound::Enforced, |out| {
+            frame::raw(out, frame::OPEN)?;
+            if let Some(id_token) = id_token {
+                id_member(out, id_token)?;
+                frame::raw(out, b",")?;
+            }
+            frame::raw(out, b"\"error\":{\"code\":")?;
+            frame::integer(out, code)?;
+            frame::raw(out, b",\"message\":")?;
+            frame::string(out, message)?;
+            frame::raw(out, b"}}\n")
+        })
+    }
+
+    /// Cancels our request `id`: queues
+    /// `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":<id>,"reason":"<reason>"}}`
+    /// (`reason` left out when `None`), whatever the queue's bound, and
+    /// forgets the request: no event will come for it (its answer, should it
+    /// come, is a [`Event::Message`]).
+    ///
+    /// Errors (nothing queued): [`Error::Closed`] as for every send;
+    /// [`Error::InvalidArgument`] when `id` is no pending request of ours
+    /// (unknown, answered, timed out) or is an `initialize` request (MCP
+    /// forbids cancelling it); [`Error::OutOfMemory`].
+    pub fn cancel(&mut self, id: i64, reason: Option<&str>) -> Result<(), Error> {
+        self.check_open()?;
+        match self.requests.get(id) {
+            Some(request) if !request.initialize => {}
+            _ => return Err(Error::InvalidArgument),
+        }
+        self.queue
+            .append(Bound::Bypassed, |out| cancellation(out, id, reason))?;
+        self.requests.remove(id);
+        Ok(())
+    }
+
+    fn check_open(&self) -> Result<(), Error> {
+        if self.close_called || self.peer_ended || self.write_failed || self.done {
+            Err(Error::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    // ---- The output queue ----
+
+    /// The bytes queued, waiting to be written to the peer: write from this
+    /// slice, then [`consume`](Self::consume) what was written.
+    pub fn output(&self) -> &[u8] {
+        self.queue.output()
+    }
+
+    /// Marks the first `n` bytes of [`output`](Self::output) written (at
+    /// most all of them).
+    pub fn consume(&mut self, n: usize) {
+        self.queue.consume(n);
+    }
+
+    /// Appends everything queued to `out` and empties the queue. Kept after
+    /// [`Event::Closed`] too. On [`Error::OutOfMemory`] nothing moved.
+    pub fn take_output(&mut self, out: &mut Vec<u8>) -> Result<(), Error> {
+        self.queue.take(out)
+    }
+
+    /// How many bytes are queued.
+    pub fn queued_len(&self) -> usize {
+        self.queue.output().len()
+    }
+
+    // ---- Receiving ----
+
+    /// Takes bytes the peer sent, in chunks of any size (the same events
+    /// come whatever the chunking).
+    ///
+    /// Errors: [`Error::Closed`] after [`receive_end`](Self::receive_end),
+    /// and once closing has come to its end (pending requests failing, or
+    /// [`Event::Closed`] given): nothing more would be delivered;
+    /// [`Error::OutOfMemory`] (nothing taken).
+    pub fn receive(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if self.peer_ended || self.ending || self.done {
+            return Err(Error::Closed);
+        }
+        self.reader.feed(bytes)
+    }
+
+    /// The peer closed its end: a last line without a newline still counts;
+    /// then the transport closes (pending requests get
+    /// [`Event::RequestFailed`], then [`Event::Closed`]). Calling it again
+    /// does nothing.
+    pub fn receive_end(&mut self) -> Result<(), Error> {
+        if self.peer_ended || self.done {
+            return Ok(());
+        }
+        self.reader.finish()?;
+        self.peer_ended = true;
+        Ok(())
+    }
+
+    /// The driver could not write to the peer (`EPIPE`: it reads no more):
+    /// the transport closes as if the peer had closed its end (lines
+    /// already received are still delivered).
+    pub fn write_failed(&mut self) {
+        self.write_failed = true;
+    }
+
+    /// Begins closing and returns at once: from now on every send returns
+    /// [`Error::Closed`]. [`Event::Closed`] comes when the peer's end
+    /// arrives ([`receive_end`](Self::receive_end)) or at `now + grace`,
+    /// whichever first; answers arriving before then are delivered, and
+    /// requests still pending then get [`Event::RequestFailed`]. Calling it
+    /// again does nothing (the first schedule stands).
+    pub fn close(&mut self, grace: Duration, now: Instant) -> Result<(), Error> {
+        if !self.close_called {
+            self.close_called = true;
+            self.close_at = now.checked_add(grace);
+        }
+        Ok(())
+    }
+
+    /// True once [`Event::Closed`] was given.
+    pub fn is_closed(&self) -> bool {
+        self.done
+    }
+
+    /// The earliest instant at which an event is due without new input: a
+    /// request's deadline, or the end of the closing grace. `None` when
+    /// nothing is scheduled. (After `receive`, `receive_end` or
+    /// `write_failed`, events may be due at once: call
+    /// [`next_event`](Self::next_event) before waiting.)
+    pub fn next_deadline(&self) -> Option<Instant> {
+        if self.done {
+            return None;
+        }
+        let close_at = self.close_at.filter(|_| self.close_called);
+        match (self.requests.next_deadline(), close_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    // ---- Events ----
+
+    /// The next event, or `None` until more input, or time, brings one.
+    /// Lines received come first, in stream order; then requests whose
+    /// deadline is `<= now` time out (earliest deadline first, ties by id);
+    /// then, when closing has come to its end, pending requests fail
+    /// (ascending ids) and [`Event::Closed`] comes, last; then `None`
+    /// forever. The event's data borrows the transport until its next call.
+    ///
+    /// Judging a line nested more than 64 levels deep allocates; should
+    /// that fail, this aborts the process as `Vec::push` does;
+    /// [`try_next_event`](Self::try_next_event) reports it instead.
+    pub fn next_event(&mut self, now: Instant) -> Option<Event<'_>> {
+        match self.try_next_event(now) {
+            Ok(event) => event,
+            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<u64>()),
+        }
+    }
+
+    /// [`next_event`](Self::next_event), except that when memory cannot be
+    /// allocated (to judge a line, or to queue a timed-out request's
+    /// cancellation) it returns [`Error::OutOfMemory`] and nothing is
+    /// consumed: a later call tries again.
+    pub fn try_next_event(&mut self, now: Instant) -> Result<Option<Event<'_>>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        if !self.ending {
+            if let Some((message, envelope)) = self.reader.try_next_message_and_envelope()? {
+                return Ok(Some(match message {
+                    Message::Json { line, rpc } => {
+                        let ours = match rpc {
+                            Some(RpcKind::Response | RpcKind::Error) => {
+                                envelope.id.and_then(frame::our_id)
+                            }
+                            _ => None,
+                        };
+                        match ours.and_then(|id| self.requests.remove(id).map(|_| id)) {
+                            Some(id) => Event::Response { id, line, envelope },
+                            None => Event::Message { line, envelope },
+                        }
+                    }
+                    Message::ParseError { line } => Event::Invalid {
+                        kind: InvalidKind::ParseError,
+                        line: Some(line),
+                    },
+                    Message::InvalidJsonRpc { line } => Event::Invalid {
+                        kind: InvalidKind::InvalidJsonRpc,
+                        line: Some(line),
+                    },
+                    Message::TooLong { .. } => Event::Invalid {
+                        kind: InvalidKind::TooLong,
+                        line: None,
+                    },
+                }));
+            }
+            if let Some(id) = self.requests.expired(now) {
+                let cancel =
+                    self.requests.get(id).is_some_and(|r| !r.initialize) && !self.write_failed;
+                if cancel {
+                    // On failure nothing is queued and the request stays: retried.
+                    self.queue.append(Bound::Bypassed, |out| {
+                        cancellation(out, id, Some(TIMED_OUT_REASON))
+                    })?;
+                }
+                self.requests.remove(id);
+                return Ok(Some(Event::RequestTimedOut { id }));
+            }
+            let grace_over = self.close_called && self.close_at.is_some_and(|at| at <= now);
+            if !(self.peer_ended || self.write_failed || grace_over) {
+                return Ok(None);
+            }
+            self.ending = true;
+            self.requests.ids_ascending(&mut self.failing);
+        }
+        // Closing has come to its end: fail what is pending, then close.
+        let next = match self.failing.get(self.failed) {
+            Some(&id) => {
+                self.failed += 1;
+                Some(id)
+            }
+            None => self.requests.smallest_id(),
+        };
+        match next {
+            Some(id) => {
+                self.requests.remove(id);
+                Ok(Some(Event::RequestFailed { id }))
+            }
+            None => {
+                self.done = true;
+                self.failing = Vec::new();
+                Ok(Some(Event::Closed))
+            }
+        }
+    }
+}
+
+/// Writes `"method":"<method>"`, `,"params":<params>` when given, and `}\n`.
+fn method_and_params(out: &mut Vec<u8>, method: &str, params: Option<&[u8]>) -> Result<(), Error> {
+    frame::raw(out, b"\"method\":")?;
+    frame::string(out, method)?;
+    if let Some(params) = params {
+        frame::raw(out, b",\"params\":")?;
+        // JSON-RPC: params are a structured value.
+        if !matches!(frame::value(out, params)?, b'{' | b'[') {
+            return Err(Error::InvalidArgument);
+        }
+    }
+    frame::raw(out, b"}\n")
+}
+
+/// Writes `"id":<id_token>`; the token must be a JSON string or number.
+fn id_member(out: &mut Vec<u8>, id_token: &[u8]) -> Result<(), Error> {
+    frame::raw(out, b"\"id\":")?;
+    match frame::value(out, id_token) {
+        Ok(b'"' | b'-' | b'0'..=b'9') => Ok(()),
+        Ok(_) | Err(Error::InvalidJson) => Err(Error::InvalidArgument),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the `notifications/cancelled` line for request `id`.
+fn cancellation(out: &mut Vec<u8>, id: i64, reason: Option<&str>) -> Result<(), Error> {
+    frame::raw(out, frame::OPEN)?;
+    frame::raw(
+        out,
+        b"\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":",
+    )?;
+    frame::integer(out, id)?;
+    if let Some(reason) = reason {
+        frame::raw(out, b",\"reason\":")?;
+        frame::string(out, reason)?;
+    }
+    frame::raw(out, b"}}\n")
+}

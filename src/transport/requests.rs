@@ -1,0 +1,170 @@
+//! The requests we sent that wait for an answer, and their deadlines.
+//!
+//! A map from id to request (it keeps its capacity: no allocation per
+//! request once warm) and a min-heap of (deadline, id). A request answered or
+//! cancelled leaves its heap entry behind (lazy deletion): stale entries at
+//! the top are popped at once, so the top is always live; the others are
+//! removed in place when they outnumber the live ones.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::time::Instant;
+
+use crate::error::Error;
+
+/// Heaps this small are not worth compacting.
+const COMPACT_FROM: usize = 64;
+
+/// One request waiting for its answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pending {
+    pub(crate) deadline: Option<Instant>,
+    /// The request was an `initialize`: it is never cancelled.
+    pub(crate) initialize: bool,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Requests {
+    pending: HashMap<i64, Pending>,
+    /// (deadline, id), earliest first; ties by id.
+    deadlines: BinaryHeap<Reverse<(Instant, i64)>>,
+    /// How many pending requests have a deadline (live heap entries).
+    timed: usize,
+}
+
+impl Requests {
+    /// Makes room for one more request, so that `insert` cannot fail.
+    pub(crate) fn reserve(&mut self) -> Result<(), Error> {
+        self.pending
+            .try_reserve(1)
+            .map_err(|_| Error::OutOfMemory)?;
+        self.deadlines
+            .try_reserve(1)
+            .map_err(|_| Error::OutOfMemory)
+    }
+
+    /// Records request `id` (room made by `reserve`).
+    pub(crate) fn insert(&mut self, id: i64, request: Pending) {
+        self.pending.insert(id, request);
+        if let Some(deadline) = request.deadline {
+            self.deadlines.push(Reverse((deadline, id)));
+            self.timed += 1;
+        }
+    }
+
+    pub(crate) fn get(&self, id: i64) -> Option<Pending> {
+        self.pending.get(&id).copied()
+    }
+
+    /// Forgets request `id` (answered, cancelled, timed out, failed).
+    pub(crate) fn remove(&mut self, id: i64) -> Option<Pending> {
+        let request = self.pending.remove(&id)?;
+        if request.deadline.is_some() {
+            self.timed -= 1;
+            self.drop_stale();
+        }
+        Some(request)
+    }
+
+    /// The earliest deadline of a pending request.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.deadlines
+            .peek()
+            .map(|Reverse((deadline, _))| *deadline)
+    }
+
+    /// The id of the request whose deadline comes first, if it is `<= now`.
+    pub(crate) fn expired(&self, now: Instant) -> Option<i64> {
+        match self.deadlines.peek() {
+            Some(&Reverse((deadline, id))) if deadline <= now => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The ids of every pending request, ascending, appended to `out`.
+    /// Falls back to a slower way needing no memory when `out` cannot grow.
+    pub(crate) fn ids_ascending(&self, out: &mut Vec<i64>) {
+        if out.try_reserve(self.pending.len()).is_ok() {
+            out.extend(self.pending.keys().copied());
+            out.sort_unstable();
+        }
+    }
+
+    /// The smallest pending id (the slow way: a scan).
+    pub(crate) fn smallest_id(&self) -> Option<i64> {
+        self.pending.keys().copied().min()
+    }
+
+    /// Pops stale entries off the top; compacts the heap in place when
+    /// stale entries outnumber live ones.
+    fn drop_stale(&mut self) {
+        while let Some(&Reverse((_, id))) = self.deadlines.peek() {
+            if self.pending.contains_key(&id) {
+                break;
+            }
+            self.deadlines.pop();
+        }
+        let stale = self.deadlines.len() - self.timed;
+        if self.deadlines.len() >= COMPACT_FROM && stale > self.timed {
+            let pending = &self.pending;
+            self.deadlines
+                .retain(|Reverse((_, id))| pending.contains_key(id));
+        }
+    }
+
+    #[cfg(test)]
+    fn heap_len(&self) -> usize {
+        self.deadlines.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn stale_entries_never_outnumber_live_ones_for_long() {
+        let t0 = Instant::now();
+        let mut r = Requests::default();
+        // Requests answered out of deadline order: their entries stay below the top.
+        for id in 1..=10_000 {
+            r.reserve().unwrap();
+            r.insert(
+                id,
+                Pending {
+                    deadline: Some(t0 + Duration::from_secs(10_000 - id as u64)),
+                    initialize: false,
+                },
+            );
+        }
+        for id in 1..10_000 {
+            r.remove(id).unwrap();
+            assert!(r.heap_len() <= 2 * (10_000 - id as usize) + COMPACT_FROM);
+        }
+        assert!(r.heap_len() <= COMPACT_FROM);
+        assert_eq!(r.expired(t0 + Duration::from_secs(1_000_000)), Some(10_000));
+    }
+
+    #[test]
+    fn deadlines_come_in_order_then_by_id() {
+        let t0 = Instant::now();
+        let mut r = Requests::default();
+        for (id, s) in [(1, 5), (2, 3), (3, 5), (4, 3)] {
+            r.reserve().unwrap();
+            r.insert(
+                id,
+                Pending {
+                    deadline: Some(t0 + Duration::from_secs(s)),
+                    initialize: false,
+                },
+            );
+        }
+        let mut order = Vec::new();
+        while let Some(id) = r.expired(t0 + Duration::from_secs(5)) {
+            r.remove(id);
+            order.push(id);
+        }
+        assert_eq!(order, [2, 4, 1, 3]);
+    }
+}
