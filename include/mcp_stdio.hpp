@@ -116,6 +116,7 @@ enum class Status : std::int32_t {
     IoError = MCP_STATUS_IO_ERROR,          // Error::os_error() has the errno
     BrokenPipe = MCP_STATUS_BROKEN_PIPE,
     TimedOut = MCP_STATUS_TIMED_OUT,        // not thrown by write_all with a timeout: a count
+    Closed = MCP_STATUS_CLOSED,             // the transport is closing or closed
 };
 
 namespace detail {
