@@ -92,9 +92,8 @@ mod linux {
             if !at_finish {
                 line.push(b'\n');
             }
-            line.extend_from_slice(b"\n");
             check(
-                mcp_line_reader_feed(r, line.as_ptr(), line.len() - 1) == MCP_STATUS_OK,
+                mcp_line_reader_feed(r, line.as_ptr(), line.len()) == MCP_STATUS_OK,
                 "feed".into(),
             )?;
             if at_finish {
