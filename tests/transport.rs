@@ -41,7 +41,7 @@ fn own(e: Event<'_>) -> Ev {
         },
         Event::RequestTimedOut { id } => Ev::TimedOut(id),
         Event::RequestFailed { id } => Ev::Failed(id),
-        Event::Invalid { kind, line } => Ev::Invalid(kind, line.map(<[u8]>::to_vec)),
+        Event::Invalid { kind, line, .. } => Ev::Invalid(kind, line.map(<[u8]>::to_vec)),
         Event::Closed => Ev::Closed,
         _ => unreachable!(),
     }

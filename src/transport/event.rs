@@ -59,6 +59,9 @@ pub enum Event<'a> {
         kind: InvalidKind,
         /// The line, trimmed; `None` for [`InvalidKind::TooLong`].
         line: Option<&'a [u8]>,
+        /// The line's length; for [`InvalidKind::TooLong`], the bytes
+        /// received (and dropped).
+        len: usize,
     },
     /// The transport is closed: always the last event, given once.
     Closed,

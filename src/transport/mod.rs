@@ -309,6 +309,33 @@ impl Transport {
         self.reader.feed(bytes)
     }
 
+    /// [`receive`](Self::receive) for a driver that reads straight into the
+    /// transport: `fill` appends at most `max` bytes to the vector it is
+    /// given (the reader's buffer, with room reserved). Errors as `receive`
+    /// (`fill` not called).
+    pub(crate) fn receive_with<T>(
+        &mut self,
+        max: usize,
+        fill: impl FnOnce(&mut Vec<u8>) -> T,
+    ) -> Result<T, Error> {
+        if self.peer_ended || self.ending || self.done {
+            return Err(Error::Closed);
+        }
+        self.reader.append_with(max, fill)
+    }
+
+    /// Sends are over: `close` was called or the peer is gone. A driver
+    /// ends its write side once the queue is written (or the grace is over).
+    pub(crate) fn closing(&self) -> bool {
+        self.close_called || self.peer_ended || self.write_failed || self.done
+    }
+
+    /// When the closing grace ends (`None`: `close` not called, or a grace
+    /// too long to represent).
+    pub(crate) fn close_at(&self) -> Option<Instant> {
+        self.close_at.filter(|_| self.close_called)
+    }
+
     /// The peer closed its end: a last line without a newline still counts;
     /// then the transport closes (pending requests get
     /// [`Event::RequestFailed`], then [`Event::Closed`]). Calling it again
@@ -388,6 +415,17 @@ impl Transport {
     /// cancellation) it returns [`Error::OutOfMemory`] and nothing is
     /// consumed: a later call tries again.
     pub fn try_next_event(&mut self, now: Instant) -> Result<Option<Event<'_>>, Error> {
+        self.try_next_event_at(|| now)
+    }
+
+    /// [`try_next_event`](Self::try_next_event) with the time read from
+    /// `clock` only when it matters (a deadline or the closing grace is
+    /// scheduled and no line is waiting): a driver then pays no clock read
+    /// per message.
+    pub fn try_next_event_at(
+        &mut self,
+        clock: impl FnOnce() -> Instant,
+    ) -> Result<Option<Event<'_>>, Error> {
         if self.done {
             return Ok(None);
         }
@@ -409,18 +447,26 @@ impl Transport {
                     Message::ParseError { line } => Event::Invalid {
                         kind: InvalidKind::ParseError,
                         line: Some(line),
+                        len: line.len(),
                     },
                     Message::InvalidJsonRpc { line } => Event::Invalid {
                         kind: InvalidKind::InvalidJsonRpc,
                         line: Some(line),
+                        len: line.len(),
                     },
-                    Message::TooLong { .. } => Event::Invalid {
+                    Message::TooLong { len } => Event::Invalid {
                         kind: InvalidKind::TooLong,
                         line: None,
+                        len,
                     },
                 }));
             }
-            if let Some(id) = self.requests.expired(now) {
+            // Nothing scheduled: no deadline can have passed, no clock read.
+            // (Fields, not `next_deadline`: the line's borrow above ends only here.)
+            let scheduled = self.requests.next_deadline().is_some()
+                || (self.close_called && self.close_at.is_some());
+            let now = scheduled.then(clock);
+            if let Some(id) = now.and_then(|now| self.requests.expired(now)) {
                 let cancel =
                     self.requests.get(id).is_some_and(|r| !r.initialize) && !self.write_failed;
                 if cancel {
@@ -432,7 +478,8 @@ impl Transport {
                 self.requests.remove(id);
                 return Ok(Some(Event::RequestTimedOut { id }));
             }
-            let grace_over = self.close_called && self.close_at.is_some_and(|at| at <= now);
+            let grace_over = self.close_called
+                && matches!((self.close_at, now), (Some(at), Some(now)) if at <= now);
             if !(self.peer_ended || self.write_failed || grace_over) {
                 return Ok(None);
             }
