@@ -44,6 +44,9 @@ fn main() {
          /* Defined where the POSIX I/O helpers (mcp_line_reader_read_fd, mcp_write_all) exist. */\n\
          #if !defined(_WIN32) && !defined(MCP_STDIO_HAS_POSIX_IO)\n\
          #define MCP_STDIO_HAS_POSIX_IO 1\n\
+         #endif\n\
+         #if defined(MCP_STDIO_HAS_POSIX_IO)\n\
+         #include <poll.h> /* struct pollfd, for mcp_transport_poll_fds */\n\
          #endif",
         env::var("CARGO_PKG_VERSION").expect("version"),
         version("MAJOR"),

@@ -44,6 +44,9 @@
 #if !defined(_WIN32) && !defined(MCP_STDIO_HAS_POSIX_IO)
 #define MCP_STDIO_HAS_POSIX_IO 1
 #endif
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+#include <poll.h> /* struct pollfd, for mcp_transport_poll_fds */
+#endif
 
 /**
  * Flag for `mcp_encode`: escape every non-ASCII character (and DEL) as
@@ -70,6 +73,15 @@
  * The line limit of a new reader, in bytes: 64 MiB.
  */
 #define MCP_READER_DEFAULT_MAX_LINE_LEN (64 << 20)
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * `mcp_transport_open_fds` flag: the caller keeps owning the descriptors.
+ * The transport never closes them, and at free it gives them back the
+ * flags it changed (O_NONBLOCK).
+ */
+#define MCP_TRANSPORT_BORROW_FDS (1 << 0)
+#endif
 
 /**
  * The ABI version of this header. It changes exactly when the ABI breaks, and
@@ -238,6 +250,64 @@ typedef int32_t McpRpcKind;
 #endif // __cplusplus
 
 /**
+ * What `McpEvent.kind` holds.
+ */
+enum McpEventKind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A message from the peer that answers no request of ours: a request or
+   * a notification (answer it with `mcp_transport_respond`), a response to
+   * no pending request (stray, late after a timeout or a cancel, or a
+   * duplicate), or a batch (`rpc_kind` `MCP_RPC_BATCH`, envelope absent).
+   * `data`/`len`: the line; `envelope`: its members.
+   */
+  MCP_EVENT_MESSAGE = 1,
+  /**
+   * The answer (result or error) to our request `request_id`. Comes once
+   * per request. `data`/`len`: the line; `envelope`: its members
+   * (`rpc_kind` `MCP_RPC_RESPONSE` or `MCP_RPC_ERROR`).
+   */
+  MCP_EVENT_RESPONSE = 2,
+  /**
+   * Our request `request_id` reached its deadline unanswered. It is
+   * forgotten (a late answer is an `MCP_EVENT_MESSAGE`) and, unless it was
+   * an `initialize`, a `notifications/cancelled` for it was queued.
+   */
+  MCP_EVENT_REQUEST_TIMED_OUT = 3,
+  /**
+   * The transport closed before our request `request_id` was answered.
+   * These come just before `MCP_EVENT_CLOSED`, by ascending id.
+   */
+  MCP_EVENT_REQUEST_FAILED = 4,
+  /**
+   * A line from the peer that is not a message (nothing is dropped
+   * silently): `invalid_kind` says why; `data`/`len` the line (`data`
+   * NULL and `len` the bytes received for `MCP_MESSAGE_TOO_LONG`).
+   */
+  MCP_EVENT_INVALID = 5,
+  /**
+   * One line a spawned server wrote to its stderr (not yet produced by
+   * the transports of this version).
+   */
+  MCP_EVENT_STDERR = 6,
+  /**
+   * The transport is closed. Always the last event, given once; then
+   * `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.
+   */
+  MCP_EVENT_CLOSED = 7,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum McpEventKind McpEventKind;
+#else
+typedef int32_t McpEventKind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A line reader for one input stream (opaque).
  *
  * Create it with `mcp_line_reader_new`, free it with `mcp_line_reader_free`.
@@ -246,6 +316,25 @@ typedef int32_t McpRpcKind;
  * Different readers are independent.
  */
 typedef struct McpLineReader McpLineReader;
+
+/**
+ * One MCP stdio connection (opaque): the peer's messages as events, our
+ * requests numbered, matched with their answers and timed out, and what we
+ * send queued, bounded.
+ *
+ * Create it with `mcp_transport_new` (a memory transport: you move the
+ * bytes) or `mcp_transport_open_fds` (the transport does the I/O on two
+ * descriptors); free it with `mcp_transport_free`.
+ *
+ * Threads: the sending calls (`send`, `request`, `notify`, `respond`,
+ * `respond_error`, `cancel`, `close`, `set_max_queued`) may be made from any
+ * thread, concurrently, also while another thread waits in
+ * `mcp_transport_next_event`, which they wake. The receiving calls
+ * (`next_event`, `receive`, `receive_end`, `take_output`, `read_output`,
+ * `poll_fds`, `set_max_line_len`) are for one thread at a time.
+ * `mcp_transport_free` must not overlap any other call.
+ */
+typedef struct McpTransport McpTransport;
 
 /**
  * Bytes the library allocated for the caller (the output of `mcp_encode`).
@@ -346,6 +435,64 @@ typedef struct McpEnvelope {
    */
   struct McpSlice error;
 } McpEnvelope;
+
+/**
+ * One event of a transport, from `mcp_transport_next_event`. Fields that do
+ * not apply to the event's kind are 0 or NULL, `request_id` and `exit_code`
+ * -1, and the envelope absent with `rpc_kind` `MCP_RPC_NONE`.
+ *
+ * `data` and the envelope's slices point into the transport: they are
+ * valid until the next call on that transport that receives
+ * (`mcp_transport_next_event`, `mcp_transport_receive`,
+ * `mcp_transport_receive_end`) or frees it. Sends from other threads meanwhile
+ * do not disturb them. Copy what you keep; never free them.
+ */
+typedef struct McpEvent {
+  /**
+   * An `McpEventKind` value.
+   */
+  int32_t kind;
+  /**
+   * `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`: the message's `McpRpcKind`
+   * (`MCP_RPC_BATCH` for a batch); `MCP_RPC_NONE` otherwise.
+   */
+  int32_t rpc_kind;
+  /**
+   * `MCP_EVENT_RESPONSE`, `MCP_EVENT_REQUEST_TIMED_OUT`,
+   * `MCP_EVENT_REQUEST_FAILED`: the id `mcp_transport_request` gave; -1 otherwise.
+   */
+  int64_t request_id;
+  /**
+   * `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`, `MCP_EVENT_INVALID`: the
+   * line, trimmed, not NUL-terminated (NULL for a line too long);
+   * `MCP_EVENT_STDERR`: one stderr line without its newline.
+   */
+  const uint8_t *data;
+  /**
+   * The number of bytes at `data` (for a line too long: bytes received).
+   */
+  size_t len;
+  /**
+   * `MCP_EVENT_MESSAGE` (but a batch), `MCP_EVENT_RESPONSE`: the message's
+   * id, method, params, result and error, pointing into `data`.
+   */
+  struct McpEnvelope envelope;
+  /**
+   * `MCP_EVENT_INVALID`: an `McpMessageKind`, `MCP_MESSAGE_PARSE_ERROR`,
+   * `MCP_MESSAGE_TOO_LONG` or `MCP_MESSAGE_INVALID_JSONRPC`; 0 otherwise.
+   */
+  int32_t invalid_kind;
+  /**
+   * `MCP_EVENT_CLOSED` after a spawned server exited: its exit status;
+   * -1 otherwise (no process, or killed by a signal).
+   */
+  int32_t exit_code;
+  /**
+   * `MCP_EVENT_CLOSED` after a spawned server was killed by a signal: the
+   * signal; 0 otherwise.
+   */
+  int32_t term_signal;
+} McpEvent;
 
 #ifdef __cplusplus
 extern "C" {
@@ -678,6 +825,420 @@ McpStatus mcp_line_reader_envelope(const struct McpLineReader *reader,
 bool mcp_json_string_eq(const uint8_t *token,
                         size_t len,
                         const char *text);
+
+/**
+ * Creates a memory transport: it does no I/O and holds no descriptor. You
+ * hand it the peer's bytes (`mcp_transport_receive`, then
+ * `mcp_transport_receive_end` when the peer closed), take what it queued for
+ * the peer (`mcp_transport_take_output` or `mcp_transport_read_output`) and
+ * write that yourself. This is the transport for Go, Swift, libuv, GLib or
+ * a test.
+ *
+ * Defaults: a 64 MiB line limit, JSON-RPC classification on, every line
+ * reported (invalid ones as `MCP_EVENT_INVALID`), a 64 MiB output bound.
+ *
+ * Returns a new transport owned by the caller (free it with
+ * `mcp_transport_free`), or NULL only if memory could not be allocated.
+ * Thread-safe.
+ */
+struct McpTransport *mcp_transport_new(void);
+
+/**
+ * Sets the longest line accepted from the peer, in bytes before the `\n`
+ * (as `mcp_line_reader_set_max_line_len`): a longer line is one
+ * `MCP_EVENT_INVALID` event with `invalid_kind` `MCP_MESSAGE_TOO_LONG`, and
+ * its bytes are dropped, never held. `SIZE_MAX` means no limit; the default
+ * is 64 MiB.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (`max_line_len` is 0) or
+ * `MCP_STATUS_POISONED`. A receiving call: one thread at a time.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+McpStatus mcp_transport_set_max_line_len(struct McpTransport *t,
+                                         size_t max_line_len);
+
+/**
+ * Bounds the output queue at `bytes` of framed lines, newlines included
+ * (default 64 MiB). A send that would take the queue past the bound is
+ * refused with `MCP_STATUS_WOULD_BLOCK` and queues nothing (a refused
+ * request uses no id), unless the queue is empty: one message larger than
+ * the bound is accepted then. Cancellations (`mcp_transport_cancel` and
+ * those of timed-out requests) are queued whatever the bound. Applies to
+ * later sends only.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (`bytes` is 0) or `MCP_STATUS_POISONED`.
+ * Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+McpStatus mcp_transport_set_max_queued(struct McpTransport *t,
+                                       size_t bytes);
+
+/**
+ * Queues one JSON text for the peer, as one compact line (as `mcp_encode`
+ * writes it: whitespace outside strings removed, a trailing `\n`). For
+ * messages the other sends do not build, such as an error with `data`.
+ *
+ * Sends never block and never drop: they queue, and `next_event` (or you,
+ * for a memory transport) writes the queue out. Each returns, queuing
+ * nothing but on `MCP_STATUS_OK`:
+ * - `MCP_STATUS_OK`: queued;
+ * - `MCP_STATUS_NULL_ARGUMENT`: t NULL, or a pointer NULL with its length > 0;
+ * - `MCP_STATUS_INVALID_JSON`: `json` is not one JSON text in valid UTF-8
+ *   (`(NULL, 0)` included);
+ * - `MCP_STATUS_WOULD_BLOCK`: the queue is at its bound
+ *   (`mcp_transport_set_max_queued`); send again once it has drained;
+ * - `MCP_STATUS_CLOSED`: close has begun (`mcp_transport_close`), or the
+ *   transport found its peer gone (end of stream, a failed write);
+ * - `MCP_STATUS_INVALID_ARGUMENT` (`len` > PTRDIFF_MAX),
+ *   `MCP_STATUS_OUT_OF_MEMORY`, `MCP_STATUS_POISONED`.
+ *
+ * Any thread, also while another waits in `mcp_transport_next_event`
+ * (which it wakes). `json` is only read during the call.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `json` is NULL or points to `len`
+ * readable bytes.
+ */
+McpStatus mcp_transport_send(struct McpTransport *t,
+                             const uint8_t *json,
+                             size_t len);
+
+/**
+ * Queues the request
+ * `{"jsonrpc":"2.0","id":N,"method":"<method>","params":<params>}` and
+ * writes its id `N` to `*id` (when `id` is not NULL). Ids are 1, 2, 3...
+ * per transport, written as JSON integers; the answer whose id token is
+ * exactly that integer comes as one `MCP_EVENT_RESPONSE`.
+ *
+ * `method` is NUL-terminated UTF-8 text, escaped by the library.
+ * `params` is a JSON object or array, sent compact; `(NULL, 0)` leaves
+ * `params` out. With `timeout_ms` > 0, an unanswered request gives one
+ * `MCP_EVENT_REQUEST_TIMED_OUT` event at its deadline and, unless `method`
+ * is `initialize` (MCP forbids cancelling it), the transport sends
+ * `notifications/cancelled` for it. 0: no deadline.
+ *
+ * Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (method
+ * NULL), `MCP_STATUS_INVALID_ARGUMENT` (method not UTF-8; params valid JSON
+ * but not an object or array; ids exhausted), `MCP_STATUS_INVALID_JSON`
+ * (params not one JSON text). A refused request uses no id and writes
+ * nothing to `*id`. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `method` is NULL or NUL-terminated;
+ * `params` is NULL or points to `params_len` readable bytes; `id` is NULL
+ * or points to a writable `int64_t`.
+ */
+McpStatus mcp_transport_request(struct McpTransport *t,
+                                const char *method,
+                                const uint8_t *params,
+                                size_t params_len,
+                                uint32_t timeout_ms,
+                                int64_t *id);
+
+/**
+ * Queues the notification
+ * `{"jsonrpc":"2.0","method":"<method>","params":<params>}`; `method` and
+ * `params` as for `mcp_transport_request`. Returns as
+ * `mcp_transport_request`. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `method` is NULL or NUL-terminated;
+ * `params` is NULL or points to `params_len` readable bytes.
+ */
+McpStatus mcp_transport_notify(struct McpTransport *t,
+                               const char *method,
+                               const uint8_t *params,
+                               size_t params_len);
+
+/**
+ * Queues the response `{"jsonrpc":"2.0","id":<id>,"result":<result>}` to a
+ * request of the peer. `id` is the request's id token as on the wire (the
+ * event's `envelope.id`), echoed as is; `result` is one JSON text, sent
+ * compact.
+ *
+ * Returns as `mcp_transport_send`, and `MCP_STATUS_INVALID_ARGUMENT` when
+ * `id` is `(NULL, 0)` or not a JSON string or number,
+ * `MCP_STATUS_INVALID_JSON` when `result` is not one JSON text (`(NULL, 0)`
+ * included). Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `id` and `result` are NULL or point to
+ * `id_len` and `result_len` readable bytes.
+ */
+McpStatus mcp_transport_respond(struct McpTransport *t,
+                                const uint8_t *id,
+                                size_t id_len,
+                                const uint8_t *result,
+                                size_t result_len);
+
+/**
+ * Queues the error response
+ * `{"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,"message":"<message>"}}`.
+ * `id` as for `mcp_transport_respond`; `(NULL, 0)` leaves `id` out (for a
+ * request whose id could not be read; never `"id":null`). `message` is
+ * NUL-terminated UTF-8 text, escaped by the library. For `error.data`,
+ * build the message yourself and use `mcp_transport_send`.
+ *
+ * Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (message
+ * NULL), `MCP_STATUS_INVALID_ARGUMENT` (`id` not a JSON string or number;
+ * message not UTF-8). Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `id` is NULL or points to `id_len`
+ * readable bytes; `message` is NULL or NUL-terminated.
+ */
+McpStatus mcp_transport_respond_error(struct McpTransport *t,
+                                      const uint8_t *id,
+                                      size_t id_len,
+                                      int64_t code,
+                                      const char *message);
+
+/**
+ * Cancels our request `id`: queues
+ * `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":<id>,"reason":"<reason>"}}`
+ * (`reason` left out when NULL) whatever the queue's bound, and forgets the
+ * request: no event comes for it (an answer that comes anyway is an
+ * `MCP_EVENT_MESSAGE`).
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (`id` is not a pending request of ours:
+ * unknown, answered, timed out, cancelled; or it is an `initialize`, which
+ * MCP forbids cancelling; or reason is not UTF-8), `MCP_STATUS_CLOSED`,
+ * `MCP_STATUS_OUT_OF_MEMORY` or `MCP_STATUS_POISONED`; nothing is sent but
+ * on `MCP_STATUS_OK`. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `reason` is NULL or NUL-terminated.
+ */
+McpStatus mcp_transport_cancel(struct McpTransport *t,
+                               int64_t id,
+                               const char *reason);
+
+/**
+ * Begins closing and returns at once; from now on every send returns
+ * `MCP_STATUS_CLOSED`. `mcp_transport_next_event` then drives the close:
+ * - the output queue is written until it is empty or `grace_ms` has passed
+ *   (a descriptor transport drops what is left then; a memory transport
+ *   keeps it for `take_output`, also after `MCP_EVENT_CLOSED`);
+ * - then the write side ends: an owned write descriptor is closed, an owned
+ *   socket serving both ways is `shutdown(SHUT_WR)`, borrowed descriptors
+ *   are left as they are;
+ * - answers that still arrive are delivered;
+ * - when the peer's end arrives (end of stream, `mcp_transport_receive_end`)
+ *   or `grace_ms` after this call, whichever first, pending requests get
+ *   `MCP_EVENT_REQUEST_FAILED` and `MCP_EVENT_CLOSED` comes, last.
+ *
+ * Returns `MCP_STATUS_OK`, also when repeated (the first call's schedule
+ * stands) and after `MCP_EVENT_CLOSED`; `MCP_STATUS_NULL_ARGUMENT` (t
+ * NULL) or `MCP_STATUS_POISONED`. Any thread; wakes a waiting
+ * `next_event`.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+McpStatus mcp_transport_close(struct McpTransport *t,
+                              uint32_t grace_ms);
+
+/**
+ * Hands a memory transport `len` bytes the peer sent, in chunks of any size
+ * (a message split across calls, or many in one, give the same events).
+ * Take the events with `mcp_transport_next_event(t, 0, &ev)` until
+ * `MCP_STATUS_NO_MESSAGE`.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or data NULL
+ * with `len` > 0), `MCP_STATUS_CLOSED` (after `mcp_transport_receive_end`,
+ * or once closing has come to its end), `MCP_STATUS_INVALID_ARGUMENT` (a
+ * descriptor transport, which reads by itself; `len` > PTRDIFF_MAX),
+ * `MCP_STATUS_OUT_OF_MEMORY` (nothing taken) or `MCP_STATUS_POISONED`.
+ * Invalidates the data of the last event. A receiving call: one thread at
+ * a time. `data` is only read during the call.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `data` is NULL or points to `len`
+ * readable bytes.
+ */
+McpStatus mcp_transport_receive(struct McpTransport *t,
+                                const uint8_t *data,
+                                size_t len);
+
+/**
+ * Tells a memory transport that the peer closed its end: a last line
+ * without a newline still counts, then the transport closes (pending
+ * requests get `MCP_EVENT_REQUEST_FAILED`, then `MCP_EVENT_CLOSED`).
+ *
+ * Returns `MCP_STATUS_OK` (also when repeated), `MCP_STATUS_NULL_ARGUMENT`
+ * (t NULL), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport),
+ * `MCP_STATUS_OUT_OF_MEMORY` (judging the last line; call again) or
+ * `MCP_STATUS_POISONED`. A receiving call: one thread at a time.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+McpStatus mcp_transport_receive_end(struct McpTransport *t);
+
+/**
+ * Moves everything a memory transport queued for the peer into `*out`, a
+ * buffer the caller owns and frees with `mcp_buffer_free`; `{NULL, 0}` when
+ * nothing is queued (nothing allocated then). Write the bytes to the peer
+ * in order. For no allocation per call, use `mcp_transport_read_output`.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or out NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport, which writes by
+ * itself), `MCP_STATUS_OUT_OF_MEMORY` (nothing moved) or
+ * `MCP_STATUS_POISONED`. Works after `MCP_EVENT_CLOSED` too. One thread at
+ * a time with the other receiving calls.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `out` is NULL or points to writable
+ * memory for one `McpBuffer` (its old contents are overwritten, not freed).
+ */
+McpStatus mcp_transport_take_output(struct McpTransport *t,
+                                    struct McpBuffer *out);
+
+/**
+ * Copies up to `cap` bytes of what a memory transport queued for the peer
+ * into the caller's `buf` and removes them from the queue; `*n` (when `n`
+ * is not NULL) is set on every return to the bytes copied (0 when nothing
+ * is queued). Call again until it gives 0. No allocation.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or buf NULL
+ * with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport) or
+ * `MCP_STATUS_POISONED`. One thread at a time with the other receiving calls.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `buf` is NULL or points to `cap`
+ * writable bytes; `n` is NULL or points to a writable `size_t`.
+ */
+McpStatus mcp_transport_read_output(struct McpTransport *t,
+                                    uint8_t *buf,
+                                    size_t cap,
+                                    size_t *n);
+
+/**
+ * Takes the next event into `*ev`, waiting up to `timeout_ms` milliseconds
+ * for one (0: only what is ready now; negative: no limit). Meanwhile a
+ * descriptor transport writes its queue and reads the peer's bytes.
+ *
+ * Events come in this order: the peer's lines, in stream order (each an
+ * `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE` or `MCP_EVENT_INVALID`); then
+ * requests whose deadline has passed, `MCP_EVENT_REQUEST_TIMED_OUT`
+ * (earliest deadline first, ties by id); when closing has come to its end,
+ * `MCP_EVENT_REQUEST_FAILED` for every pending request (ascending ids),
+ * then `MCP_EVENT_CLOSED`, last.
+ *
+ * Returns:
+ * - `MCP_STATUS_OK`: `*ev` holds the next event;
+ * - `MCP_STATUS_NO_MESSAGE`: none came in time;
+ * - `MCP_STATUS_END_OF_STREAM`: `MCP_EVENT_CLOSED` was delivered before;
+ *   nothing more will come;
+ * - `MCP_STATUS_NULL_ARGUMENT` (t or ev NULL), `MCP_STATUS_OUT_OF_MEMORY`
+ *   (judging a line, or queuing a cancellation; call again),
+ *   `MCP_STATUS_IO_ERROR` (poll(2) failed; `errno` says why),
+ *   `MCP_STATUS_POISONED`.
+ *
+ * `*ev` is written only on `MCP_STATUS_OK`. A peer that goes away is not
+ * an error: its end (or a write refused with EPIPE) closes the transport.
+ *
+ * The event's data is valid until the next receiving call on `t` (this one
+ * included, whatever it returns) or its free. A receiving call: one thread
+ * at a time; sends from other threads wake it.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `ev` is NULL or points to writable
+ * memory for one `McpEvent`.
+ */
+McpStatus mcp_transport_next_event(struct McpTransport *t,
+                                   int32_t timeout_ms,
+                                   struct McpEvent *ev);
+
+/**
+ * Frees a transport and everything it holds. An open descriptor
+ * transport is closed first, as `mcp_transport_close(t, 2000)` does (or on
+ * the schedule of an earlier close), and this waits until it is: its
+ * queue written (or dropped at the grace) and the peer's end seen, at most
+ * about 2 s. A memory transport is freed at once (there is nothing to wait
+ * for); what it still queued is dropped. Owned descriptors are closed;
+ * borrowed ones get back the flags the transport changed. Events not yet
+ * taken are dropped. NULL is a no-op; a poisoned transport is freed too.
+ *
+ * # Safety
+ * `t` is NULL or a live transport, not used by any other call during or
+ * after this one.
+ */
+void mcp_transport_free(struct McpTransport *t);
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Creates a transport that reads the peer's messages from `read_fd` and
+ * writes to `write_fd`: two pipes, a socket (pass it twice), a tty. The
+ * descriptors are made non-blocking; `mcp_transport_next_event` does the
+ * I/O. Writes never raise SIGPIPE (as `mcp_write_all`): a peer that stopped
+ * reading closes the transport instead.
+ *
+ * The transport owns the descriptors and closes them (the write side when
+ * closing ends, the rest at free), unless `flags` has
+ * `MCP_TRANSPORT_BORROW_FDS`: then it never closes them and at free gives
+ * them back the flags it changed. Defaults as `mcp_transport_new`. Each
+ * transport also holds one descriptor of its own (to be woken by other
+ * threads), close-on-exec.
+ *
+ * Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
+ * `mcp_transport_free`), or, with nothing created and the descriptors not
+ * taken (the caller still owns them, flags unchanged):
+ * `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
+ * negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
+ * descriptor is not open, or no descriptor was left for the wake-up:
+ * `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only.
+ *
+ * # Safety
+ * `out` is NULL or points to writable memory for one pointer. The
+ * descriptors are not closed or used for other I/O while the transport
+ * lives (read and write them only through it).
+ */
+McpStatus mcp_transport_open_fds(int read_fd,
+                                 int write_fd,
+                                 uint32_t flags,
+                                 struct McpTransport **out);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
+ * the descriptors to wait on now (`POLLIN` for the peer's bytes and for
+ * wake-ups by sends from other threads, `POLLOUT` when output is queued)
+ * and `*timeout_ms` with the milliseconds to the transport's next deadline
+ * (rounded up; -1: none; 0: due now). Wait for any of them or the time,
+ * then call `mcp_transport_next_event(t, 0, &ev)` until it returns
+ * `MCP_STATUS_NO_MESSAGE`, and ask again: the set changes. Take every
+ * event before you wait: events already received do not make a
+ * descriptor ready.
+ *
+ * A memory transport gives 0 descriptors and the time to its next
+ * deadline; after `MCP_EVENT_CLOSED`, only the wake-up descriptor and 0
+ * (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most 3 descriptors.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t, n or timeout_ms
+ * NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`
+ * too small: `*n` is set to the number needed) or `MCP_STATUS_POISONED`.
+ * `*n` is written on every return when `n` is not NULL (0 on the other
+ * failures). A receiving call: one thread at a time. POSIX only.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `fds` is NULL or points to `cap`
+ * writable `struct pollfd`; `n` and `timeout_ms` are NULL or writable.
+ */
+McpStatus mcp_transport_poll_fds(struct McpTransport *t,
+                                 struct pollfd *fds,
+                                 size_t cap,
+                                 size_t *n,
+                                 int32_t *timeout_ms);
+#endif
 
 /**
  * A short English description of `status`, for logs.

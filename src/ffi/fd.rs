@@ -14,7 +14,7 @@ use crate::reader::READ_CHUNK;
 use crate::LineReader;
 
 /// The errno of the last failed system call on this thread.
-fn last_errno() -> c_int {
+pub(crate) fn last_errno() -> c_int {
     io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
@@ -22,7 +22,7 @@ fn last_errno() -> c_int {
 
 /// Leaves `errno` as the failing call set it, for the caller to read
 /// (restoring calls in between may have changed it).
-fn set_errno(value: c_int) {
+pub(crate) fn set_errno(value: c_int) {
     // SAFETY: the thread's errno location is always valid.
     #[cfg(any(target_os = "linux", target_os = "android", target_os = "emscripten"))]
     unsafe {

@@ -313,6 +313,7 @@ impl Transport {
     /// transport: `fill` appends at most `max` bytes to the vector it is
     /// given (the reader's buffer, with room reserved). Errors as `receive`
     /// (`fill` not called).
+    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
     pub(crate) fn receive_with<T>(
         &mut self,
         max: usize,
@@ -326,12 +327,14 @@ impl Transport {
 
     /// Sends are over: `close` was called or the peer is gone. A driver
     /// ends its write side once the queue is written (or the grace is over).
+    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
     pub(crate) fn closing(&self) -> bool {
         self.close_called || self.peer_ended || self.write_failed || self.done
     }
 
     /// When the closing grace ends (`None`: `close` not called, or a grace
     /// too long to represent).
+    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
     pub(crate) fn close_at(&self) -> Option<Instant> {
         self.close_at.filter(|_| self.close_called)
     }

@@ -1,0 +1,139 @@
+//! `McpEvent`: one [`Event`] of a transport, in C.
+
+use std::ptr;
+
+use super::super::envelope::McpEnvelope;
+use super::super::reader::{McpMessageKind, McpRpcKind};
+use crate::{Event, InvalidKind};
+
+/// What `McpEvent.kind` holds.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum McpEventKind {
+    /// A message from the peer that answers no request of ours: a request or
+    /// a notification (answer it with `mcp_transport_respond`), a response to
+    /// no pending request (stray, late after a timeout or a cancel, or a
+    /// duplicate), or a batch (`rpc_kind` `MCP_RPC_BATCH`, envelope absent).
+    /// `data`/`len`: the line; `envelope`: its members.
+    MCP_EVENT_MESSAGE = 1,
+    /// The answer (result or error) to our request `request_id`. Comes once
+    /// per request. `data`/`len`: the line; `envelope`: its members
+    /// (`rpc_kind` `MCP_RPC_RESPONSE` or `MCP_RPC_ERROR`).
+    MCP_EVENT_RESPONSE = 2,
+    /// Our request `request_id` reached its deadline unanswered. It is
+    /// forgotten (a late answer is an `MCP_EVENT_MESSAGE`) and, unless it was
+    /// an `initialize`, a `notifications/cancelled` for it was queued.
+    MCP_EVENT_REQUEST_TIMED_OUT = 3,
+    /// The transport closed before our request `request_id` was answered.
+    /// These come just before `MCP_EVENT_CLOSED`, by ascending id.
+    MCP_EVENT_REQUEST_FAILED = 4,
+    /// A line from the peer that is not a message (nothing is dropped
+    /// silently): `invalid_kind` says why; `data`/`len` the line (`data`
+    /// NULL and `len` the bytes received for `MCP_MESSAGE_TOO_LONG`).
+    MCP_EVENT_INVALID = 5,
+    /// One line a spawned server wrote to its stderr (not yet produced by
+    /// the transports of this version).
+    MCP_EVENT_STDERR = 6,
+    /// The transport is closed. Always the last event, given once; then
+    /// `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.
+    MCP_EVENT_CLOSED = 7,
+}
+
+/// One event of a transport, from `mcp_transport_next_event`. Fields that do
+/// not apply to the event's kind are 0 or NULL, `request_id` and `exit_code`
+/// -1, and the envelope absent with `rpc_kind` `MCP_RPC_NONE`.
+///
+/// `data` and the envelope's slices point into the transport: they are
+/// valid until the next call on that transport that receives
+/// (`mcp_transport_next_event`, `mcp_transport_receive`,
+/// `mcp_transport_receive_end`) or frees it. Sends from other threads meanwhile
+/// do not disturb them. Copy what you keep; never free them.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct McpEvent {
+    /// An `McpEventKind` value.
+    pub kind: i32,
+    /// `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`: the message's `McpRpcKind`
+    /// (`MCP_RPC_BATCH` for a batch); `MCP_RPC_NONE` otherwise.
+    pub rpc_kind: i32,
+    /// `MCP_EVENT_RESPONSE`, `MCP_EVENT_REQUEST_TIMED_OUT`,
+    /// `MCP_EVENT_REQUEST_FAILED`: the id `mcp_transport_request` gave; -1 otherwise.
+    pub request_id: i64,
+    /// `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`, `MCP_EVENT_INVALID`: the
+    /// line, trimmed, not NUL-terminated (NULL for a line too long);
+    /// `MCP_EVENT_STDERR`: one stderr line without its newline.
+    pub data: *const u8,
+    /// The number of bytes at `data` (for a line too long: bytes received).
+    pub len: usize,
+    /// `MCP_EVENT_MESSAGE` (but a batch), `MCP_EVENT_RESPONSE`: the message's
+    /// id, method, params, result and error, pointing into `data`.
+    pub envelope: McpEnvelope,
+    /// `MCP_EVENT_INVALID`: an `McpMessageKind`, `MCP_MESSAGE_PARSE_ERROR`,
+    /// `MCP_MESSAGE_TOO_LONG` or `MCP_MESSAGE_INVALID_JSONRPC`; 0 otherwise.
+    pub invalid_kind: i32,
+    /// `MCP_EVENT_CLOSED` after a spawned server exited: its exit status;
+    /// -1 otherwise (no process, or killed by a signal).
+    pub exit_code: i32,
+    /// `MCP_EVENT_CLOSED` after a spawned server was killed by a signal: the
+    /// signal; 0 otherwise.
+    pub term_signal: i32,
+}
+
+impl McpEvent {
+    /// An event of `kind` with every other field "does not apply".
+    fn empty(kind: McpEventKind) -> McpEvent {
+        McpEvent {
+            kind: kind as i32,
+            rpc_kind: McpRpcKind::MCP_RPC_NONE as i32,
+            request_id: -1,
+            data: ptr::null(),
+            len: 0,
+            envelope: crate::Envelope::default().into(),
+            invalid_kind: 0,
+            exit_code: -1,
+            term_signal: 0,
+        }
+    }
+}
+
+impl From<Event<'_>> for McpEvent {
+    fn from(event: Event<'_>) -> Self {
+        match event {
+            Event::Message { line, envelope } => McpEvent {
+                rpc_kind: McpRpcKind::from(envelope.kind) as i32,
+                data: line.as_ptr(),
+                len: line.len(),
+                envelope: envelope.into(),
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_MESSAGE)
+            },
+            Event::Response { id, line, envelope } => McpEvent {
+                rpc_kind: McpRpcKind::from(envelope.kind) as i32,
+                request_id: id,
+                data: line.as_ptr(),
+                len: line.len(),
+                envelope: envelope.into(),
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_RESPONSE)
+            },
+            Event::RequestTimedOut { id } => McpEvent {
+                request_id: id,
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_REQUEST_TIMED_OUT)
+            },
+            Event::RequestFailed { id } => McpEvent {
+                request_id: id,
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_REQUEST_FAILED)
+            },
+            Event::Invalid { kind, line, len } => McpEvent {
+                data: line.map_or(ptr::null(), <[u8]>::as_ptr),
+                len,
+                invalid_kind: match kind {
+                    InvalidKind::ParseError => McpMessageKind::MCP_MESSAGE_PARSE_ERROR,
+                    InvalidKind::TooLong => McpMessageKind::MCP_MESSAGE_TOO_LONG,
+                    InvalidKind::InvalidJsonRpc => McpMessageKind::MCP_MESSAGE_INVALID_JSONRPC,
+                } as i32,
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_INVALID)
+            },
+            Event::Closed => McpEvent::empty(McpEventKind::MCP_EVENT_CLOSED),
+        }
+    }
+}

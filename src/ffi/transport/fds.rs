@@ -1,0 +1,454 @@
+//! `mcp_transport_open_fds`: a transport that does its own I/O on two
+//! descriptors (pipes, a socket, a tty), and `mcp_transport_poll_fds` for
+//! event loops. The writes, the reads and the wait of `next_event` are here.
+
+use std::ffi::c_int;
+use std::sync::MutexGuard;
+use std::time::Instant;
+
+use super::super::fd::{last_errno, set_errno};
+use super::super::sigpipe::SigpipeGuard;
+use super::wake::Wake;
+use super::{lock, Inner, McpStatus, McpTransport};
+use crate::reader::READ_CHUNK;
+use crate::{Error, Transport};
+
+/// `mcp_transport_open_fds` flag: the caller keeps owning the descriptors.
+/// The transport never closes them, and at free it gives them back the
+/// flags it changed (O_NONBLOCK).
+pub const MCP_TRANSPORT_BORROW_FDS: u32 = 1 << 0;
+
+const KNOWN_FLAGS: u32 = MCP_TRANSPORT_BORROW_FDS;
+
+/// The descriptors of one transport and where each side stands.
+#[derive(Debug)]
+pub(super) struct FdIo {
+    read_fd: c_int,
+    write_fd: c_int,
+    /// The transport closes them (else it restores their flags).
+    owned: bool,
+    /// Descriptors whose flags were changed, with their old flags.
+    restore: Vec<(c_int, c_int)>,
+    /// `write_fd` is a socket: `send(MSG_NOSIGNAL)`, no signal mask games.
+    write_is_socket: bool,
+    /// The peer's end has not been seen.
+    read_open: bool,
+    /// The write side has not ended.
+    write_open: bool,
+    /// Sends from other threads wake a `poll(2)` through this.
+    wake: Wake,
+}
+
+impl FdIo {
+    /// Wakes the thread polling this transport's descriptors.
+    pub(super) fn wake(&self) {
+        self.wake.signal();
+    }
+
+    /// Writes what is queued, as far as the descriptor takes it now. A
+    /// refused write (EPIPE, or any error but EAGAIN) means the peer reads
+    /// no more: the transport closes. Once sends are over and the queue is
+    /// written (or the closing grace is over), the write side ends.
+    pub(super) fn flush(&mut self, core: &mut Transport) {
+        if !self.write_open {
+            return;
+        }
+        if !core.output().is_empty() {
+            let guard = (!self.write_is_socket).then(SigpipeGuard::new);
+            loop {
+                let out = core.output();
+                if out.is_empty() {
+                    break;
+                }
+                // SAFETY: `out` is a live slice; write(2) and send(2) only read it.
+                let n = unsafe {
+                    if self.write_is_socket {
+                        libc::send(self.write_fd, out.as_ptr().cast(), out.len(), libc::MSG_NOSIGNAL)
+                    } else {
+                        libc::write(self.write_fd, out.as_ptr().cast(), out.len())
+                    }
+                };
+                if n > 0 {
+                    core.consume(n as usize);
+                    continue;
+                }
+                match if n == 0 { libc::EIO } else { last_errno() } {
+                    libc::EINTR => {}
+                    e if e == libc::EAGAIN || e == libc::EWOULDBLOCK => break,
+                    e => {
+                        if e == libc::EPIPE {
+                            if let Some(guard) = &guard {
+                                guard.consume_raised();
+                            }
+                        }
+                        core.write_failed();
+                        self.end_write(core);
+                        break;
+                    }
+                }
+            }
+        }
+        if core.closing() {
+            let grace_over = || core.close_at().is_some_and(|at| at <= Instant::now());
+            if core.output().is_empty() || grace_over() {
+                self.end_write(core);
+            }
+        }
+    }
+
+    /// Ends the write side, dropping what is still queued: closes an owned
+    /// write descriptor (`shutdown(SHUT_WR)` for an owned socket serving
+    /// both ways); borrowed ones are left as they are.
+    pub(super) fn end_write(&mut self, core: &mut Transport) {
+        if !self.write_open {
+            return;
+        }
+        self.write_open = false;
+        core.consume(usize::MAX);
+        if self.owned {
+            // SAFETY: descriptors the transport owns; the write one, when
+            // distinct, is closed here once and never used again.
+            unsafe {
+                if self.write_fd == self.read_fd {
+                    libc::shutdown(self.write_fd, libc::SHUT_WR);
+                } else {
+                    libc::close(self.write_fd);
+                }
+            }
+        }
+    }
+
+    /// Reads once what the peer sent (up to 64 KiB) straight into the
+    /// transport. `Ok(true)`: something changed (bytes came, or the peer's
+    /// end: events may be due); `Ok(false)`: nothing to read now.
+    pub(super) fn read(&mut self, core: &mut Transport) -> Result<bool, Error> {
+        if !self.read_open {
+            return Ok(false);
+        }
+        let fd = self.read_fd;
+        let read = core.receive_with(READ_CHUNK, |buf| loop {
+            let old = buf.len();
+            // SAFETY: `receive_with` reserved READ_CHUNK bytes after `old`;
+            // read(2) writes at most that many, and only the bytes it
+            // reports written become part of the vector.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().add(old).cast(), READ_CHUNK) };
+            if n >= 0 {
+                // SAFETY: read(2) initialised these `n` <= READ_CHUNK bytes.
+                unsafe { buf.set_len(old + n as usize) };
+                break Ok(n as usize);
+            }
+            let errno = last_errno();
+            if errno != libc::EINTR {
+                break Err(errno);
+            }
+        });
+        match read {
+            Ok(Ok(n)) if n > 0 => Ok(true),
+            Ok(Err(e)) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => Ok(false),
+            // The end of the stream; a read error (ECONNRESET...) ends it too.
+            Ok(_) => {
+                core.receive_end()?;
+                self.read_open = false;
+                Ok(true)
+            }
+            Err(Error::Closed) => {
+                self.read_open = false; // closing came to its end: no more input
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Fills `set` with what to wait for now: the peer's bytes, room to
+    /// write when something is queued, a wake-up. Returns how many.
+    fn poll_set(&self, core: &Transport, set: &mut [libc::pollfd; 3]) -> usize {
+        let mut n = 0;
+        let mut add = |fd: c_int, events: libc::c_short| {
+            if let Some(same) = set[..n].iter_mut().find(|p| p.fd == fd) {
+                same.events |= events;
+            } else {
+                set[n] = libc::pollfd {
+                    fd,
+                    events,
+                    revents: 0,
+                };
+                n += 1;
+            }
+        };
+        if !core.is_closed() {
+            if self.read_open {
+                add(self.read_fd, libc::POLLIN);
+            }
+            if self.write_open && !core.output().is_empty() {
+                add(self.write_fd, libc::POLLOUT);
+            }
+        }
+        add(self.wake.fd(), libc::POLLIN);
+        n
+    }
+}
+
+impl Drop for FdIo {
+    fn drop(&mut self) {
+        // SAFETY: owned descriptors are closed once each (the write one only
+        // if `end_write` did not close it); borrowed ones get their flags back.
+        unsafe {
+            if self.owned {
+                libc::close(self.read_fd);
+                if self.write_fd != self.read_fd && self.write_open {
+                    libc::close(self.write_fd);
+                }
+            } else {
+                for &(fd, flags) in &self.restore {
+                    libc::fcntl(fd, libc::F_SETFL, flags);
+                }
+            }
+        }
+    }
+}
+
+/// Waits in poll(2), without the lock, until the peer's bytes, room to
+/// write, a send from another thread or `wake_at` (`None`: no limit).
+pub(super) fn wait<'a>(
+    handle: &'a McpTransport,
+    inner: MutexGuard<'a, Inner>,
+    wake_at: Option<Instant>,
+    now: Instant,
+) -> Result<MutexGuard<'a, Inner>, McpStatus> {
+    let mut set = [libc::pollfd {
+        fd: -1,
+        events: 0,
+        revents: 0,
+    }; 3];
+    let Some(io) = &inner.io else {
+        return Ok(inner);
+    };
+    let n = io.poll_set(&inner.core, &mut set);
+    drop(inner);
+    let timeout = wake_at.map_or(-1, |at| millis_rounded_up(at, now));
+    // SAFETY: `set[..n]` are valid pollfd entries.
+    let r = unsafe { libc::poll(set.as_mut_ptr(), n as libc::nfds_t, timeout) };
+    let failure = (r < 0).then(last_errno).filter(|&e| e != libc::EINTR);
+    let mut inner = handle
+        .inner
+        .lock()
+        .map_err(|_| McpStatus::MCP_STATUS_POISONED)?;
+    inner.waiting = false;
+    if let Some(io) = &inner.io {
+        io.wake.drain();
+    }
+    if let Some(errno) = failure {
+        set_errno(errno);
+        return Err(McpStatus::MCP_STATUS_IO_ERROR);
+    }
+    Ok(inner)
+}
+
+/// Milliseconds from `now` to `at`, rounded up so that a wait never ends
+/// before `at`; at most `c_int::MAX`.
+fn millis_rounded_up(at: Instant, now: Instant) -> c_int {
+    let left = at.saturating_duration_since(now);
+    c_int::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(c_int::MAX)
+}
+
+/// Creates a transport that reads the peer's messages from `read_fd` and
+/// writes to `write_fd`: two pipes, a socket (pass it twice), a tty. The
+/// descriptors are made non-blocking; `mcp_transport_next_event` does the
+/// I/O. Writes never raise SIGPIPE (as `mcp_write_all`): a peer that stopped
+/// reading closes the transport instead.
+///
+/// The transport owns the descriptors and closes them (the write side when
+/// closing ends, the rest at free), unless `flags` has
+/// `MCP_TRANSPORT_BORROW_FDS`: then it never closes them and at free gives
+/// them back the flags it changed. Defaults as `mcp_transport_new`. Each
+/// transport also holds one descriptor of its own (to be woken by other
+/// threads), close-on-exec.
+///
+/// Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
+/// `mcp_transport_free`), or, with nothing created and the descriptors not
+/// taken (the caller still owns them, flags unchanged):
+/// `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
+/// negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
+/// descriptor is not open, or no descriptor was left for the wake-up:
+/// `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only.
+///
+/// # Safety
+/// `out` is NULL or points to writable memory for one pointer. The
+/// descriptors are not closed or used for other I/O while the transport
+/// lives (read and write them only through it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_open_fds(
+    read_fd: c_int,
+    write_fd: c_int,
+    flags: u32,
+    out: *mut *mut McpTransport,
+) -> McpStatus {
+    ffi_boundary!(mcp_transport_open_fds, McpStatus::MCP_STATUS_PANIC, {
+        super::fault_point();
+        if out.is_null() {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        }
+        if flags & !KNOWN_FLAGS != 0 || read_fd < 0 || write_fd < 0 {
+            return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+        }
+        match open(read_fd, write_fd, flags & MCP_TRANSPORT_BORROW_FDS == 0) {
+            Ok(t) => {
+                // SAFETY: `out` is non-null and writable, by the caller's contract.
+                unsafe { out.write(t) };
+                McpStatus::MCP_STATUS_OK
+            }
+            Err(status) => status,
+        }
+    })
+}
+
+/// The body of `mcp_transport_open_fds` after the argument checks.
+fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTransport, McpStatus> {
+    let io_error = || {
+        let errno = last_errno();
+        move || {
+            set_errno(errno);
+            McpStatus::MCP_STATUS_IO_ERROR
+        }
+    };
+    let wake = Wake::new().map_err(|_| io_error()())?;
+    // Until it is handed over, `io` is a borrower: dropped on failure, it
+    // gives back the flags it changed and closes nothing.
+    let mut io = FdIo {
+        read_fd,
+        write_fd,
+        owned: false,
+        restore: Vec::new(),
+        write_is_socket: false,
+        read_open: true,
+        write_open: true,
+        wake,
+    };
+    io.restore
+        .try_reserve(2)
+        .map_err(|_| McpStatus::MCP_STATUS_OUT_OF_MEMORY)?;
+    let fds: &[c_int] = if read_fd == write_fd {
+        &[read_fd]
+    } else {
+        &[read_fd, write_fd]
+    };
+    for &fd in fds {
+        // SAFETY: F_GETFL/F_SETFL on a descriptor number; a bad one fails.
+        let old = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if old == -1 {
+            return Err(io_error()());
+        }
+        if old & libc::O_NONBLOCK == 0 {
+            // SAFETY: as above.
+            if unsafe { libc::fcntl(fd, libc::F_SETFL, old | libc::O_NONBLOCK) } == -1 {
+                return Err(io_error()());
+            }
+            io.restore.push((fd, old));
+        }
+    }
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat fills the struct it is given for an open descriptor.
+    io.write_is_socket = unsafe { libc::fstat(write_fd, stat.as_mut_ptr()) } == 0
+        // SAFETY: fstat succeeded, so it initialised `stat`.
+        && unsafe { stat.assume_init() }.st_mode & libc::S_IFMT == libc::S_IFSOCK;
+    let raw = McpTransport::into_raw(Inner {
+        core: Transport::new(),
+        waiting: false,
+        io: Some(io),
+    });
+    if raw.is_null() {
+        return Err(McpStatus::MCP_STATUS_OUT_OF_MEMORY); // `io` was dropped: flags restored
+    }
+    if owned {
+        // SAFETY: `raw` is the live handle just made; nothing else uses it yet.
+        let handle = unsafe { &*raw };
+        if let Ok(mut inner) = handle.inner.lock() {
+            if let Some(io) = &mut inner.io {
+                io.owned = true;
+                io.restore.clear();
+            }
+        }
+    }
+    Ok(raw)
+}
+
+/// For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
+/// the descriptors to wait on now (`POLLIN` for the peer's bytes and for
+/// wake-ups by sends from other threads, `POLLOUT` when output is queued)
+/// and `*timeout_ms` with the milliseconds to the transport's next deadline
+/// (rounded up; -1: none; 0: due now). Wait for any of them or the time,
+/// then call `mcp_transport_next_event(t, 0, &ev)` until it returns
+/// `MCP_STATUS_NO_MESSAGE`, and ask again: the set changes. Take every
+/// event before you wait: events already received do not make a
+/// descriptor ready.
+///
+/// A memory transport gives 0 descriptors and the time to its next
+/// deadline; after `MCP_EVENT_CLOSED`, only the wake-up descriptor and 0
+/// (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most 3 descriptors.
+///
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t, n or timeout_ms
+/// NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`
+/// too small: `*n` is set to the number needed) or `MCP_STATUS_POISONED`.
+/// `*n` is written on every return when `n` is not NULL (0 on the other
+/// failures). A receiving call: one thread at a time. POSIX only.
+///
+/// # Safety
+/// `t` is NULL or a live transport; `fds` is NULL or points to `cap`
+/// writable `struct pollfd`; `n` and `timeout_ms` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_poll_fds(
+    t: *mut McpTransport,
+    fds: *mut libc::pollfd,
+    cap: usize,
+    n: *mut usize,
+    timeout_ms: *mut i32,
+) -> McpStatus {
+    ffi_boundary!(mcp_transport_poll_fds, McpStatus::MCP_STATUS_PANIC, {
+        let mut count = 0;
+        let status = (|| {
+            // SAFETY: forwarded caller contract.
+            let (_, mut inner) = unsafe { lock(t) }?;
+            if n.is_null() || timeout_ms.is_null() || (fds.is_null() && cap > 0) {
+                return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
+            }
+            let mut set = [libc::pollfd {
+                fd: -1,
+                events: 0,
+                revents: 0,
+            }; 3];
+            let needed = match &inner.io {
+                Some(io) => io.poll_set(&inner.core, &mut set),
+                None => 0,
+            };
+            count = needed;
+            if needed > cap {
+                return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
+            }
+            let timeout = if inner.core.is_closed() {
+                0
+            } else {
+                match inner.core.next_deadline() {
+                    None => -1,
+                    Some(at) => millis_rounded_up(at, Instant::now()),
+                }
+            };
+            // SAFETY: `fds` holds `cap` >= `needed` writable entries and
+            // `timeout_ms` is writable, by the caller's contract.
+            unsafe {
+                std::ptr::copy_nonoverlapping(set.as_ptr(), fds, needed);
+                timeout_ms.write(timeout);
+            }
+            // Sends from other threads now wake the loop through the set.
+            inner.waiting = inner.io.is_some();
+            Ok(())
+        })();
+        if !n.is_null() {
+            // SAFETY: non-null and writable, by the caller's contract.
+            unsafe { n.write(count) };
+        }
+        match status {
+            Ok(()) => McpStatus::MCP_STATUS_OK,
+            Err(status) => status,
+        }
+    })
+}
