@@ -245,22 +245,26 @@ pub unsafe extern "C" fn mcp_transport_set_max_line_len(
     t: *mut McpTransport,
     max_line_len: usize,
 ) -> McpStatus {
-    ffi_boundary!(mcp_transport_set_max_line_len, McpStatus::MCP_STATUS_PANIC, {
-        // SAFETY: forwarded caller contract.
-        let (_, mut inner) = match unsafe { lock(t) } {
-            Ok(locked) => locked,
-            Err(status) => return status,
-        };
-        if max_line_len == 0 {
-            return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+    ffi_boundary!(
+        mcp_transport_set_max_line_len,
+        McpStatus::MCP_STATUS_PANIC,
+        {
+            // SAFETY: forwarded caller contract.
+            let (_, mut inner) = match unsafe { lock(t) } {
+                Ok(locked) => locked,
+                Err(status) => return status,
+            };
+            if max_line_len == 0 {
+                return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+            }
+            inner.core.set_max_line_len(if max_line_len == usize::MAX {
+                None
+            } else {
+                NonZeroUsize::new(max_line_len)
+            });
+            McpStatus::MCP_STATUS_OK
         }
-        inner.core.set_max_line_len(if max_line_len == usize::MAX {
-            None
-        } else {
-            NonZeroUsize::new(max_line_len)
-        });
-        McpStatus::MCP_STATUS_OK
-    })
+    )
 }
 
 /// Bounds the output queue at `bytes` of framed lines, newlines included
