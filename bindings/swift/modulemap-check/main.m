@@ -42,6 +42,30 @@ int main(void)
     mcp_buffer_free(&line);
     CHECK(strcmp(mcp_stdio_version(), MCP_STDIO_VERSION) == 0);
 
+    /* The transport, as a Swift app drives it: a memory transport whose bytes it moves. */
+    McpTransport *t = mcp_transport_new();
+    CHECK(t != NULL);
+    int64_t id = 0;
+    CHECK(mcp_transport_request(t, "tools/list", NULL, 0, 0, &id) == MCP_STATUS_OK && id == 1);
+    McpBuffer out = {NULL, 0};
+    CHECK(mcp_transport_take_output(t, &out) == MCP_STATUS_OK);
+    const char *sent = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n";
+    CHECK(out.len == strlen(sent) && memcmp(out.data, sent, out.len) == 0);
+    mcp_buffer_free(&out);
+    const char *answer = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}\n";
+    CHECK(mcp_transport_receive(t, (const uint8_t *)answer, strlen(answer)) == MCP_STATUS_OK);
+    McpEvent ev;
+    CHECK(mcp_transport_next_event(t, 0, &ev) == MCP_STATUS_OK);
+    CHECK(ev.kind == MCP_EVENT_RESPONSE && ev.request_id == 1 && ev.rpc_kind == MCP_RPC_RESPONSE);
+    CHECK(ev.envelope.result.len == 12 && memcmp(ev.envelope.result.data, "{\"tools\":[]}", 12) == 0);
+    CHECK(mcp_transport_next_event(t, 0, &ev) == MCP_STATUS_NO_MESSAGE);
+    CHECK(mcp_transport_close(t, 0) == MCP_STATUS_OK);
+    CHECK(mcp_transport_notify(t, "ping", NULL, 0) == MCP_STATUS_CLOSED);
+    CHECK(mcp_transport_receive_end(t) == MCP_STATUS_OK);
+    CHECK(mcp_transport_next_event(t, 0, &ev) == MCP_STATUS_OK && ev.kind == MCP_EVENT_CLOSED);
+    CHECK(mcp_transport_next_event(t, 0, &ev) == MCP_STATUS_END_OF_STREAM);
+    mcp_transport_free(t);
+
     printf("%d passed, %d failed\n", passes, failures);
     return failures != 0;
 }
