@@ -926,3 +926,6 @@ pub unsafe extern "C" fn mcp_transport_free(t: *mut McpTransport) {
         drop(handle);
     })
 }
+
+#[cfg(test)]
+mod tests;
