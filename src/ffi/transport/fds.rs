@@ -37,12 +37,24 @@ pub(super) struct FdIo {
     write_open: bool,
     /// Sends from other threads wake a `poll(2)` through this.
     wake: Wake,
+    /// `wake` was signalled and not drained since.
+    signalled: bool,
 }
 
 impl FdIo {
     /// Wakes the thread polling this transport's descriptors.
-    pub(super) fn wake(&self) {
+    pub(super) fn wake(&mut self) {
         self.wake.signal();
+        self.signalled = true;
+    }
+
+    /// Empties the wake-up channel once its signal is taken into account
+    /// (else an event loop polling it would spin).
+    pub(super) fn clear_wake(&mut self) {
+        if self.signalled {
+            self.wake.drain();
+            self.signalled = false;
+        }
     }
 
     /// Writes what is queued, as far as the descriptor takes it now. A
@@ -239,8 +251,8 @@ pub(super) fn wait<'a>(
         .lock()
         .map_err(|_| McpStatus::MCP_STATUS_POISONED)?;
     inner.waiting = false;
-    if let Some(io) = &inner.io {
-        io.wake.drain();
+    if let Some(io) = &mut inner.io {
+        io.clear_wake();
     }
     if let Some(errno) = failure {
         set_errno(errno);
@@ -328,6 +340,7 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
         read_open: true,
         write_open: true,
         wake,
+        signalled: false,
     };
     io.restore
         .try_reserve(2)

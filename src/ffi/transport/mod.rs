@@ -105,7 +105,7 @@ impl McpTransport {
         }
         inner.waiting = false;
         #[cfg(unix)]
-        if let Some(io) = &inner.io {
+        if let Some(io) = &mut inner.io {
             io.wake();
             return;
         }
@@ -803,8 +803,13 @@ fn next_event<'a>(
     mut inner: MutexGuard<'a, Inner>,
     wait: Wait,
 ) -> Result<McpEvent, McpStatus> {
-    // This thread is awake: a send need not wake it.
+    // This thread is awake: a send need not wake it, and a wake-up already
+    // signalled (for an event loop's poll) is taken.
     inner.waiting = false;
+    #[cfg(unix)]
+    if let Some(io) = &mut inner.io {
+        io.clear_wake();
+    }
     loop {
         if inner.core.is_closed() {
             return Err(McpStatus::MCP_STATUS_END_OF_STREAM);
