@@ -28,7 +28,7 @@ seconds=${1:-60}
 case $seconds in
 '' | *[!0-9]*) echo "usage: fuzz/run.sh [SECONDS]" >&2; exit 2 ;;
 esac
-read -r -a targets <<<"${FUZZ_TARGETS:-reader_chunking reader_model encode jsonrpc_model ffi}"
+read -r -a targets <<<"${FUZZ_TARGETS:-reader_chunking reader_model encode jsonrpc_model transport_model ffi}"
 # Inputs up to 4 KiB: room for every seed (the largest, 1000 nested arrays,
 # is 2000 bytes) while keeping executions fast.
 max_len=${FUZZ_MAX_LEN:-4096}

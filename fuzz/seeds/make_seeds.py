@@ -6,7 +6,8 @@ changing it:
     python3 fuzz/seeds/make_seeds.py
 reader_model and encode take the raw bytes; reader_chunking takes a header
 (limit, flags, split, chunk lengths; see fuzz_targets/reader_chunking.rs) and
-then the stream.
+then the stream; transport_model takes a program of operations (see
+fuzz_targets/transport_model.rs and TRANSPORT below).
 """
 import os
 import shutil
@@ -195,8 +196,111 @@ RPC_MORE = {
 }
 
 
+# transport_model programs (see fuzz_targets/transport_model.rs): a limit
+# byte (below 0x80: limit + 1; else none), then operations, each an opcode
+# and its argument bytes. Peer line kinds are tests/transport_model's
+# `peer_line` (0 result, 1 error, 2 reordered members, 3 `1.0`, 4 `"1"`,
+# 5 `01`, 6 `-1`, 7 `1e0`, 8 a request, 9 a batch, 10 and 11 duplicate ids,
+# 12 a notification, 15 junk, 18 a BOM, 21 a long line, 22 unterminated);
+# the id byte gives `b % 6` for b < 200; cut 255 is whole. Methods: 0
+# tools/call, 1 initialize; params 0 none, 4 invalid JSON, 5 a scalar.
+T_NO_LIMIT = 0xFF
+
+
+def t_line(kind, id_byte, cut=255):
+    return bytes([0, kind, id_byte, cut])
+
+
+def t_raw(data):
+    assert len(data) < 16
+    return bytes([4, len(data)]) + data
+
+
+T_END = bytes([5])
+
+
+def t_request(method=0, params=0, timeout_ms=None):
+    return bytes([6, method, params, 255 if timeout_ms is None else timeout_ms])
+
+
+def t_notify(method=0, params=0):
+    return bytes([9, method, params])
+
+
+def t_respond(id_i=0, result=0):
+    return bytes([10, id_i, result])
+
+
+def t_respond_error(id_i=None, code=(0xA8, 0x80), message=0):
+    return bytes([11, 0 if id_i is None else id_i * 2 + 1, code[0], code[1], message])
+
+
+def t_send(i=0):
+    return bytes([12, i])
+
+
+def t_cancel(id_b, reason=None):
+    return bytes([13, id_b, 0 if reason is None else reason * 2 + 1])
+
+
+def t_max_queued(b):
+    return bytes([14, b])
+
+
+def t_consume(b):
+    return bytes([15, b])
+
+
+T_TAKE = bytes([16])
+
+
+def t_advance(ms):
+    return bytes([17, ms])
+
+
+def t_close(ms):
+    return bytes([19, ms])
+
+
+T_WRITE_FAILED = bytes([20])
+T_NEXT = bytes([21])
+T_DRAIN = bytes([23])
+
+TRANSPORT = {
+    "answers_in_any_order": bytes([T_NO_LIMIT]) + t_request(0, 1, 30) + t_request(0, 0) + t_request(0, 0, 10)
+    + t_line(1, 2) + t_line(0, 1) + t_line(9 + 16, 3) + T_DRAIN + t_line(0, 1) + t_line(0, 9) + t_advance(20)
+    + T_DRAIN,
+    "lookalikes_then_ours": bytes([T_NO_LIMIT]) + t_request()
+    + b"".join(t_line(k, 1) for k in (3, 4, 5, 6, 7, 8, 9, 10)) + t_line(11, 1) + T_DRAIN + t_line(2, 1)
+    + T_DRAIN,
+    "timeouts_ties_and_initialize": bytes([T_NO_LIMIT]) + t_request(0, 0, 5) + t_request(1, 1, 5)
+    + t_request(0, 0, 3) + t_request(0, 0, 5) + t_request(0, 0) + t_advance(4) + T_NEXT + t_advance(1) + T_DRAIN
+    + t_line(0, 1) + t_cancel(5, 1) + t_cancel(2) + T_DRAIN,
+    "queue_bound": bytes([T_NO_LIMIT]) + t_max_queued(30) + t_request() + t_request() + t_notify()
+    + t_respond(0, 0) + t_respond_error() + t_send(0) + t_consume(10) + t_request(0, 0, 1)
+    + t_cancel(1, 0) + t_max_queued(0) + t_advance(2) + T_DRAIN + T_TAKE + t_request(),
+    "bad_arguments": bytes([T_NO_LIMIT]) + t_request(0, 4) + t_request(0, 5) + t_notify(0, 4) + t_respond(3, 0)
+    + t_respond(0, 3) + t_respond(4, 4) + t_respond_error(3) + t_send(3) + t_cancel(0) + t_cancel(250)
+    + t_cancel(251) + t_request(),
+    "close_with_grace": bytes([T_NO_LIMIT]) + t_request(0, 0, 50) + t_request() + t_request() + t_close(10)
+    + t_request() + t_notify() + t_cancel(1) + t_close(0) + t_line(0, 2) + T_DRAIN + t_advance(9) + T_DRAIN
+    + t_advance(1) + T_NEXT + t_line(0, 3) + T_DRAIN + t_raw(b"[1]\n"),
+    "write_failed": bytes([T_NO_LIMIT]) + t_request(0, 0, 1) + t_request(1, 0, 1) + t_request() + T_TAKE
+    + t_line(0, 3) + T_WRITE_FAILED + t_notify() + T_NEXT + t_raw(b"junk\n") + t_advance(1) + T_DRAIN,
+    "peer_end_first": bytes([T_NO_LIMIT]) + t_request() + t_request(0, 0, 40) + t_line(22, 2) + T_END
+    + t_raw(b"1\n") + T_END + T_DRAIN + T_NEXT,
+    "split_lines": bytes([T_NO_LIMIT]) + t_request() + t_request() + t_line(0, 1, 20) + t_line(12, 0, 70)
+    + t_line(1, 2, 1) + t_raw(b'"\xc3') + T_DRAIN + t_raw(b'\xa9"\r\n') + T_DRAIN,
+    "small_limit_and_bom": bytes([15]) + t_line(18, 0) + t_raw(b"[1]\n") + t_request() + t_line(21, 1, 10)
+    + T_DRAIN + t_line(0, 1) + t_raw(b"\xef\xbb\xbf{}\n") + t_raw(b" " * 10) + t_raw(b" " * 8 + b"\n") + T_DRAIN,
+    "bom_split": bytes([T_NO_LIMIT]) + t_raw(b"\xef") + T_DRAIN + t_raw(b"\xbb") + t_raw(b"\xbf{}\n") + T_DRAIN,
+    "many_requests_fail_ascending": bytes([T_NO_LIMIT]) + b"".join(t_request(0, 0, 60 if i % 2 else 255)
+    for i in range(12)) + t_line(0, 5) + t_line(0, 3) + T_END + T_DRAIN,
+}
+
+
 def main():
-    for target in ("reader_model", "reader_chunking", "encode", "jsonrpc_model", "ffi"):
+    for target in ("reader_model", "reader_chunking", "encode", "jsonrpc_model", "transport_model", "ffi"):
         shutil.rmtree(os.path.join(HERE, target), ignore_errors=True)
     # Texts as one line each, and all of them as one stream.
     all_lines = b"\n".join(t for t in TEXTS.values() if len(t) < 500) + b"\n"
@@ -226,6 +330,8 @@ def main():
     for i in range(len(HEADERS)):
         write("reader_chunking", "near_limits_%d" % i, chunk_seed(i, near))
         write("reader_chunking", "rpc_session_%d" % i, chunk_seed(i, streams["mcp_session"][:300]))
+    for name, program in TRANSPORT.items():
+        write("transport_model", name, program)
 
 
 main()

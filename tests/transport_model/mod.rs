@@ -34,6 +34,7 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
 use std::num::NonZeroUsize;
 use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
@@ -45,8 +46,8 @@ use mcp_stdio::{envelope, Error, Event, InvalidKind, RpcKind, Transport};
 
 /// An event, owned: what runs compare. An `Invalid`'s length is checked by
 /// the runner but not kept: a too-long line's depends on the chunking
-/// (docs/contract.md §Reader: too-long lines).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (docs/contract.md §Reader: too-long lines). Shown with lines as text.
+#[derive(Clone, PartialEq, Eq)]
 pub enum Ev {
     Message {
         line: Vec<u8>,
@@ -65,6 +66,42 @@ pub enum Ev {
         line: Option<Vec<u8>>,
     },
     Closed,
+}
+
+/// Bytes as text, escaped where not printable ASCII.
+struct Text<'a>(&'a [u8]);
+
+impl fmt::Debug for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\"", self.0.escape_ascii())
+    }
+}
+
+impl fmt::Debug for Ev {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ev::Message { line, kind, id } => f
+                .debug_struct("Message")
+                .field("line", &Text(line))
+                .field("kind", kind)
+                .field("id", &id.as_deref().map(Text))
+                .finish(),
+            Ev::Response { id, line, kind } => f
+                .debug_struct("Response")
+                .field("id", id)
+                .field("line", &Text(line))
+                .field("kind", kind)
+                .finish(),
+            Ev::TimedOut(id) => write!(f, "TimedOut({id})"),
+            Ev::Failed(id) => write!(f, "Failed({id})"),
+            Ev::Invalid { kind, line } => f
+                .debug_struct("Invalid")
+                .field("kind", kind)
+                .field("line", &line.as_deref().map(Text))
+                .finish(),
+            Ev::Closed => f.write_str("Closed"),
+        }
+    }
 }
 
 /// `e` owned, and the length an `Invalid` reported.
@@ -277,7 +314,7 @@ pub enum Op {
 }
 
 /// What a run saw.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
     /// Every event, in order.
     pub events: Vec<Ev>,
@@ -288,6 +325,17 @@ pub struct Outcome {
     pub ids: Vec<i64>,
     /// The ids `cancel` accepted.
     pub cancelled: Vec<i64>,
+}
+
+impl fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outcome")
+            .field("events", &self.events)
+            .field("written", &Text(&self.written))
+            .field("ids", &self.ids)
+            .field("cancelled", &self.cancelled)
+            .finish()
+    }
 }
 
 // ---------------------------------------------------------------------------
