@@ -62,11 +62,13 @@ fn ms(n: u8) -> Duration {
     Duration::from_millis(u64::from(n % 64))
 }
 
-/// The id in a peer line: mostly 0..=5 (our first ids, and 0, never one).
+/// The id in a peer line: mostly 0..=5 (our first ids, and 0, never one),
+/// or up to 89 (enough to answer many requests out of deadline order, which
+/// leaves stale entries in the deadline heap until it is compacted).
 fn id_text(b: u8) -> String {
     match b {
-        0..=199 => (b % 6).to_string(),
-        200..=249 => (b % 20).to_string(),
+        0..=159 => (b % 6).to_string(),
+        160..=249 => (b - 160).to_string(),
         250 => i64::MAX.to_string(),
         251 => "9223372036854775808".to_owned(),
         252 => "-0".to_owned(),
@@ -144,7 +146,8 @@ fn decode(input: &mut Input<'_>, ops: &mut Vec<Op>) {
                 250 => -1,
                 251 => i64::MAX,
                 252 => i64::MIN,
-                b => i64::from(b % 8),
+                b @ 0..=127 => i64::from(b % 8),
+                b => i64::from(b - 128),
             };
             ops.push(Op::Cancel {
                 id,

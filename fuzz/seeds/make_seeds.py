@@ -202,7 +202,8 @@ RPC_MORE = {
 # `peer_line` (0 result, 1 error, 2 reordered members, 3 `1.0`, 4 `"1"`,
 # 5 `01`, 6 `-1`, 7 `1e0`, 8 a request, 9 a batch, 10 and 11 duplicate ids,
 # 12 a notification, 15 junk, 18 a BOM, 21 a long line, 22 unterminated);
-# the id byte gives `b % 6` for b < 200; cut 255 is whole. Methods: 0
+# the id byte gives `b % 6` below 160, `b - 160` up to 249; cut 255 is
+# whole; a cancel's id byte gives `b % 8` below 128, else `b - 128`. Methods: 0
 # tools/call, 1 initialize; params 0 none, 4 invalid JSON, 5 a scalar.
 T_NO_LIMIT = 0xFF
 
@@ -294,6 +295,12 @@ TRANSPORT = {
     "small_limit_and_bom": bytes([15]) + t_line(18, 0) + t_raw(b"[1]\n") + t_request() + t_line(21, 1, 10)
     + T_DRAIN + t_line(0, 1) + t_raw(b"\xef\xbb\xbf{}\n") + t_raw(b" " * 10) + t_raw(b" " * 8 + b"\n") + T_DRAIN,
     "bom_split": bytes([T_NO_LIMIT]) + t_raw(b"\xef") + T_DRAIN + t_raw(b"\xbb") + t_raw(b"\xbf{}\n") + T_DRAIN,
+    # 80 requests, deadlines descending with the ids; the newest 60 answered or
+    # cancelled (stale heap entries outnumber live ones: compaction); then the
+    # rest time out, earliest deadline first.
+    "many_deadlines_compacted": bytes([T_NO_LIMIT]) + b"".join(t_request(0, 0, 63 - i * 63 // 80)
+    for i in range(80)) + b"".join(t_line(0, 160 + i) for i in range(21, 81)) + t_cancel(128 + 20) + T_DRAIN
+    + t_advance(30) + T_DRAIN + t_advance(63) + T_DRAIN,
     "many_requests_fail_ascending": bytes([T_NO_LIMIT]) + b"".join(t_request(0, 0, 60 if i % 2 else 255)
     for i in range(12)) + t_line(0, 5) + t_line(0, 3) + T_END + T_DRAIN,
 }
