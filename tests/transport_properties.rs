@@ -8,12 +8,14 @@
 //! independent model in `tests/transport_model` (shared with the
 //! `transport_model` fuzz target): results, events, queued bytes, deadlines.
 //!
-//! - Chunking never matters (docs/contract.md §Reader: chunking, carried to
-//!   the transport's events): the peer's bytes received in any pieces,
-//!   events drained after each piece, give the same events and the same
-//!   output bytes as each stretch received whole.
+//! - Chunking never matters (docs/contract.md §Transport: order of events,
+//!   §Reader: chunking): the peer's bytes received in any pieces, events
+//!   drained after each piece, give the same events and the same output
+//!   bytes as each stretch received whole.
 //! - Every request ends once: a `Response`, `RequestTimedOut` or
-//!   `RequestFailed`, or an accepted `cancel`; `Closed` comes once, last.
+//!   `RequestFailed`, or an accepted `cancel`; `Closed` comes once, last
+//!   (§Transport: matching, §Transport: deadlines, §Transport: order of
+//!   events).
 
 mod transport_model;
 

@@ -3,9 +3,10 @@
 //! the input is a program of operations on one transport, run on the
 //! transport and on the model alike, every result, event (its envelope and
 //! length too), queued byte, next deadline and `is_closed` compared after
-//! each operation. The rules are the transport's docs (`src/transport/mod.rs`,
-//! `src/transport/event.rs`) on top of the reader's (docs/contract.md
-//! §Reader): lines in stream order, a response matched only by the exact
+//! each operation. The rules are docs/contract.md's §Transport (sending,
+//! queue bound, matching, deadlines, order of events, closing) on top of
+//! §Reader, with the Rust docs (`src/transport/mod.rs`,
+//! `src/transport/event.rs`): lines in stream order, a response matched only by the exact
 //! decimal integer of a pending id and only once, timeouts by deadline then
 //! id (a `notifications/cancelled` queued for each, but for `initialize` or
 //! once a write failed), then when closing has ended `RequestFailed` in

@@ -5,25 +5,29 @@
 //! `transport_model` fuzz target (its own cargo workspace in `fuzz/`) with
 //! `#[path]`.
 //!
-//! The rules modelled are those of the transport's docs (`src/transport/mod.rs`,
-//! `src/transport/event.rs`), on top of the reader's (docs/contract.md
-//! §Reader: lines, §Reader: trimming, §Reader: BOM, §Reader: line limit,
-//! §Reader: too-long lines, §Reader: finish):
+//! The rules modelled are docs/contract.md's §Transport (and the Rust docs
+//! in `src/transport/mod.rs`, `src/transport/event.rs`), on top of the
+//! reader's (§Reader: lines, §Reader: trimming, §Reader: BOM, §Reader: line
+//! limit, §Reader: too-long lines, §Reader: finish):
 //!
 //! - lines come first, in stream order; a Response or Error whose id token is
 //!   exactly the decimal integer of a pending request of ours answers it
 //!   (`Response`, once; the request is forgotten); every other message is a
-//!   `Message` (batches too: nothing inside one matches);
+//!   `Message` (batches too: nothing inside one matches) (§Transport:
+//!   matching, §Transport: order of events);
 //! - then requests whose deadline is `<= now` time out, earliest deadline
 //!   first, ties by id; each queues a `notifications/cancelled` (whatever the
-//!   queue's bound) unless it was an `initialize` or a write failed;
+//!   queue's bound) unless it was an `initialize` or a write failed
+//!   (§Transport: deadlines; the last exception is the Rust docs' only);
 //! - then, when closing has come to its end (the peer's end, a failed write,
 //!   or the close grace over), lines are no longer given, pending requests
-//!   fail in ascending order, then `Closed`, then nothing, forever;
+//!   fail in ascending order, then `Closed`, then nothing, forever
+//!   (§Transport: order of events, §Transport: closing);
 //! - sends after `close`, `receive_end` or `write_failed` return `Closed`; a
 //!   send that would take a non-empty queue past its bound is refused with
 //!   `WouldBlock` (cancellations bypass the bound); a refused send queues
-//!   nothing and a refused request uses no id.
+//!   nothing and a refused request uses no id (§Transport: sending,
+//!   §Transport: queue bound, §Transport: closing).
 //!
 //! The model uses no library code but `mcp_stdio::envelope`, for a complete
 //! line's JSON-RPC kind and raw id token (classification has its own model,
