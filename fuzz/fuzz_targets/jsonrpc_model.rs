@@ -186,7 +186,12 @@ fuzz_target!(|stream: &[u8]| {
 /// The envelope of `line` against the model's value `v` of kind `want`.
 fn check_envelope(line: &[u8], v: &Value, want: Option<RpcKind>) {
     let e = envelope(line).expect("a line the model parsed is JSON");
-    assert_eq!(e.kind, want, "envelope kind of {:?}", String::from_utf8_lossy(line));
+    assert_eq!(
+        e.kind,
+        want,
+        "envelope kind of {:?}",
+        String::from_utf8_lossy(line)
+    );
     let members = [
         ("id", e.id),
         ("method", e.method),
