@@ -2,8 +2,10 @@
 //
 // Framing of MCP stdio messages (newline-delimited JSON-RPC): mcp::LineReader
 // splits an input stream into messages, mcp::encode turns one JSON text into
-// one line to write. Nothing to build: include this header and link
-// libmcp_stdio as for the C API (CMake: mcp_stdio::mcp_stdio).
+// one line to write, mcp::Transport is a whole connection (requests matched
+// with their answers, timeouts, a bounded output queue, close). Nothing to
+// build: include this header and link libmcp_stdio as for the C API (CMake:
+// mcp_stdio::mcp_stdio).
 //
 //     mcp::LineReader reader(mcp::ReaderFlags::JsonRpc);  // throws std::bad_alloc
 //     reader.feed(chunk);                                 // any chunking
@@ -11,6 +13,18 @@
 //         if (msg->kind() == mcp::MessageKind::Json) handle(std::string(msg->data()));
 //     }
 //     std::string line = mcp::encode(R"({"jsonrpc": "2.0", "id": 1, "result": {}})");
+//
+//     auto t = mcp::Transport::open_fds(from_server, to_server);  // or mcp::Transport() in memory
+//     std::int64_t id = t.request("tools/list", "{}", std::chrono::seconds(5));
+//     while (auto ev = t.next_event(mcp::Transport::forever)) {  // std::nullopt: ended
+//         if (ev->kind() == mcp::EventKind::Response && ev->request_id() == id) {
+//             use(std::string(ev->envelope().result()));  // borrowed: copy it
+//             t.close(std::chrono::seconds(1));           // Closed comes next, then the loop ends
+//         } else if (ev->kind() == mcp::EventKind::Message &&
+//                    ev->rpc_kind() == mcp::RpcKind::Request) {
+//             t.respond_error(ev->envelope().id(), -32601, "Method not found");
+//         }
+//     }
 //
 // Types
 //   mcp::LineReader   RAII owner of an McpLineReader*. Move-only: a moved-from
@@ -23,6 +37,24 @@
 //                     (RpcKind), data(), size().
 //   mcp::Buffer       RAII owner of an McpBuffer (what encode_buffer returns),
 //                     move-only, for callers that want no copy.
+//   mcp::Transport    RAII owner of an McpTransport*: Transport() is a memory
+//                     transport (you move the bytes: receive, receive_end,
+//                     take_output/read_output), Transport::open_fds(read_fd,
+//                     write_fd[, TransportFlags::BorrowFds]) does its own I/O
+//                     (POSIX). Move-only like LineReader: a moved-from one is
+//                     empty, its destructor a no-op, calls throw
+//                     mcp::Error(Status::NullArgument).
+//                     Sends: send, request (returns the id), notify, respond,
+//                     respond_error, cancel, close; set_max_queued,
+//                     set_max_line_len. Receiving: next_event(timeout) ->
+//                     std::optional<mcp::Event>, closed(); poll_fds (POSIX)
+//                     for event loops.
+//   mcp::Event        one event of next_event: kind() (EventKind), rpc_kind(),
+//                     request_id(), data(), size(), envelope(),
+//                     invalid_kind(), exit_code(), term_signal().
+//   mcp::Envelope     a message's JSON-RPC kind and raw id, method, params,
+//                     result, error tokens (empty view: absent); method_is().
+//   mcp::RequestResult  what try_request returns: {status, id}.
 //   mcp::Error        the exception: a std::system_error (so a
 //                     std::runtime_error) whose code() is in mcp::category()
 //                     and whose status() is the mcp::Status; what() is
@@ -39,6 +71,9 @@
 // !!! until the next call on that reader (feed, read_fd, next, finish, set_*,
 // !!! being moved from, destruction). Copy what you keep:
 // !!!     std::string kept(msg->data());
+// !!! Likewise Event::data() and Event::envelope() BORROW THE TRANSPORT until
+// !!! its next receiving call (next_event, receive, receive_end, take_output,
+// !!! read_output, poll_fds, set_max_line_len) or its destruction.
 //
 // POSIX I/O (only where mcp_stdio.h defines MCP_STDIO_HAS_POSIX_IO, i.e. not Windows)
 //   LineReader::read_fd(fd)   one read(2) into the reader; returns a ReadResult:
@@ -60,15 +95,35 @@
 //     BrokenPipe: write_all() to a closed peer. Panic/Poisoned: the library
 //     gave up on that reader (destroy it). After a throw, the reader is
 //     unchanged and usable (except Panic/Poisoned).
+//   - Transport: every send throws mcp::Error(Status::Closed) once close()
+//     has begun or the peer went away, and mcp::Error(Status::WouldBlock) when
+//     the output queue is at its bound (set_max_queued; nothing was queued:
+//     send again once it has drained). To handle those two without an
+//     exception, use try_send, try_request, try_notify, try_respond,
+//     try_respond_error: they return Status::Ok, WouldBlock or Closed (and
+//     still throw for the rest). Text arguments (method, message, reason)
+//     holding a NUL throw mcp::Error(InvalidArgument): the C API takes them
+//     NUL-terminated (they are copied, so a view need not be).
 //   - Never thrown (not errors): "no complete line yet" is next() == std::nullopt;
-//     WouldBlock and EndOfStream are read_fd() results.
+//     WouldBlock and EndOfStream are read_fd() results; "no event in time"
+//     and "the transport has ended" are next_event() == std::nullopt
+//     (closed() tells them apart).
 //   - noexcept: moves, swaps, destructors, Buffer(), buffered_len(), operator
-//     bool, the Message/Buffer/ReadResult accessors, category(), version(),
-//     abi_version(), abi_compatible(). Anything building a std::string (encode,
-//     Error, Buffer::str) may also throw std::bad_alloc.
+//     bool, the Message/Buffer/ReadResult/Event/Envelope/RequestResult
+//     accessors, Transport::closed(), category(), version(), abi_version(),
+//     abi_compatible(). Anything building a std::string (encode, Error,
+//     Buffer::str) may also throw std::bad_alloc.
 //
 // Threads: as in C, a LineReader may move between threads but must not be used
-// by two at once; encode and write_all are thread-safe.
+// by two at once; encode and write_all are thread-safe. A Transport's sends
+// (send, request, notify, respond, respond_error, cancel, close,
+// set_max_queued and their try_ forms) may be called on the same object from
+// any threads at once, also while one thread waits in next_event (they wake
+// it); its receiving calls (next_event, closed, receive, receive_end,
+// take_output*, read_output, poll_fds, set_max_line_len) from one thread at a
+// time. Moving, assigning or destroying it must not overlap any call.
+// ~Transport of an open descriptor transport waits for its close (at most
+// about 2 s): close() it and take the events until closed() to control that.
 //
 // Versions: mcp::version() is the linked library's, mcp::header_version this
 // header's; call mcp::abi_compatible() once at startup when linking the shared
@@ -95,6 +150,7 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace mcp {
 
@@ -111,7 +167,7 @@ enum class Status : std::int32_t {
     OutOfMemory = MCP_STATUS_OUT_OF_MEMORY,
     Panic = MCP_STATUS_PANIC,
     Poisoned = MCP_STATUS_POISONED,
-    WouldBlock = MCP_STATUS_WOULD_BLOCK,    // not an error: LineReader::read_fd's ReadState
+    WouldBlock = MCP_STATUS_WOULD_BLOCK,    // read_fd's ReadState; a Transport send: queue full
     EndOfStream = MCP_STATUS_END_OF_STREAM, // not an error: LineReader::read_fd's ReadState
     IoError = MCP_STATUS_IO_ERROR,          // Error::os_error() has the errno
     BrokenPipe = MCP_STATUS_BROKEN_PIPE,
@@ -245,6 +301,18 @@ enum class EncodeFlags : std::uint32_t {
 
 MCP_STDIO_HPP_FLAG_OPS(ReaderFlags)
 MCP_STDIO_HPP_FLAG_OPS(EncodeFlags)
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/// Flags of Transport::open_fds; combine with |. POSIX only.
+enum class TransportFlags : std::uint32_t {
+    None = 0,
+    /// The caller keeps owning the descriptors: the transport never closes
+    /// them, and when destroyed gives them back the flags it changed (O_NONBLOCK).
+    BorrowFds = MCP_TRANSPORT_BORROW_FDS,
+};
+
+MCP_STDIO_HPP_FLAG_OPS(TransportFlags)
+#endif
 
 #undef MCP_STDIO_HPP_FLAG_OPS
 
@@ -564,6 +632,653 @@ inline std::size_t write_all(int fd, std::string_view data, std::chrono::millise
 #endif
 
 // ---------------------------------------------------------------------------
+// Envelopes
+
+namespace detail {
+
+inline std::string_view view(const std::uint8_t *data, std::size_t len) noexcept {
+    return data != nullptr ? std::string_view(reinterpret_cast<const char *>(data), len)
+                           : std::string_view();
+}
+
+inline std::string_view view(const McpSlice &s) noexcept { return view(s.data, s.len); }
+
+// A NUL-terminated copy of a std::string_view, for the C API's `const char *`
+// text arguments (a view need not be NUL-terminated, so it is never passed
+// as is). Texts shorter than 128 bytes stay on the stack: no allocation.
+class CString {
+public:
+    explicit CString(std::string_view s) {
+        if (s.size() < sizeof(small_)) {
+            s.copy(small_, s.size());
+            small_[s.size()] = '\0';
+            ptr_ = small_;
+        } else {
+            big_.assign(s.data(), s.size());
+            ptr_ = big_.c_str();
+        }
+    }
+
+    CString(const CString &) = delete;
+    CString &operator=(const CString &) = delete;
+
+    const char *c_str() const noexcept { return ptr_; }
+
+private:
+    char small_[128];
+    std::string big_;
+    const char *ptr_;
+};
+
+// The text argument `s` for the C API: a NUL inside it would cut it short
+// there, so it is refused (mcp::Error(InvalidArgument)) instead.
+inline CString c_text(std::string_view s, const char *where) {
+    if (s.find('\0') != std::string_view::npos) throw Error(Status::InvalidArgument, where);
+    return CString(s);
+}
+
+}  // namespace detail
+
+/// Whether the JSON string token `token` (quotes included: an envelope's
+/// method(), say) stands for the UTF-8 `text`, comparing while it unescapes:
+/// "tools\/call" and "\u0074ools/call" both equal tools/call. False for
+/// anything else: another value, a token that is not a valid JSON string,
+/// and a `text` holding a NUL (the C API cannot compare one). Thread-safe.
+/// Allocates only for a `text` of 128 bytes or more (std::bad_alloc).
+[[nodiscard]] inline bool json_string_eq(std::string_view token, std::string_view text) {
+    if (text.find('\0') != std::string_view::npos) return false;
+    const detail::CString c(text);
+    return mcp_json_string_eq(reinterpret_cast<const std::uint8_t *>(token.data()), token.size(),
+                              c.c_str());
+}
+
+/// The envelope of one JSON-RPC 2.0 message (an McpEnvelope): its kind and
+/// the members a host routes on, each the member's raw JSON exactly as on
+/// the wire (no whitespace around it). An absent member is an empty view; a
+/// present one never is empty. A small value type that BORROWS the
+/// message's bytes: it lives exactly as long as the data it came with.
+class Envelope {
+public:
+    /// No message: rpc_kind() None, every member absent.
+    Envelope() noexcept = default;
+
+    explicit Envelope(const McpEnvelope &e) noexcept
+        : rpc_kind_(static_cast<RpcKind>(e.rpc_kind)),
+          id_(detail::view(e.id)),
+          method_(detail::view(e.method)),
+          params_(detail::view(e.params)),
+          result_(detail::view(e.result)),
+          error_(detail::view(e.error)) {}
+
+    /// Request, Notification, Response, Error, or None (not JSON-RPC, or a
+    /// batch: then every member is absent). Never Batch.
+    RpcKind rpc_kind() const noexcept { return rpc_kind_; }
+    /// The id token as on the wire: 7, "abc" (quotes included) or null.
+    /// Absent for a notification and for an error response without an id.
+    /// Pass it as is to Transport::respond / respond_error.
+    std::string_view id() const noexcept { return id_; }
+    /// The method as a JSON string token, quotes and escapes included:
+    /// compare it with method_is().
+    std::string_view method() const noexcept { return method_; }
+    /// The params value (an object or an array).
+    std::string_view params() const noexcept { return params_; }
+    /// The result value (any JSON value, null included).
+    std::string_view result() const noexcept { return result_; }
+    /// The error object.
+    std::string_view error() const noexcept { return error_; }
+
+    /// True if method() is present and stands for `name`, escapes decoded
+    /// (json_string_eq): method_is("tools/call").
+    [[nodiscard]] bool method_is(std::string_view name) const {
+        return !method_.empty() && json_string_eq(method_, name);
+    }
+
+private:
+    RpcKind rpc_kind_ = RpcKind::None;
+    std::string_view id_;
+    std::string_view method_;
+    std::string_view params_;
+    std::string_view result_;
+    std::string_view error_;
+};
+
+// ---------------------------------------------------------------------------
+// Transport
+
+/// What an Event is (the C McpEventKind).
+enum class EventKind : std::int32_t {
+    /// A message from the peer that answers no request of ours: a request or
+    /// a notification (answer a request with Transport::respond), a response
+    /// to no pending request (stray, late after a timeout or a cancel, a
+    /// duplicate), or a batch (rpc_kind() Batch, envelope() empty).
+    Message = MCP_EVENT_MESSAGE,
+    /// The answer (result or error) to our request request_id(). Once per request.
+    Response = MCP_EVENT_RESPONSE,
+    /// Our request request_id() reached its deadline unanswered. It is
+    /// forgotten (a late answer is a Message) and, unless it was an
+    /// initialize, a notifications/cancelled for it was queued.
+    RequestTimedOut = MCP_EVENT_REQUEST_TIMED_OUT,
+    /// The transport closed before our request request_id() was answered.
+    /// These come just before Closed, by ascending id.
+    RequestFailed = MCP_EVENT_REQUEST_FAILED,
+    /// A line from the peer that is not a message: invalid_kind() says why.
+    Invalid = MCP_EVENT_INVALID,
+    /// One line a spawned server wrote to its stderr (not yet produced by
+    /// the transports of this version).
+    Stderr = MCP_EVENT_STDERR,
+    /// The transport is closed: always the last event, given once.
+    Closed = MCP_EVENT_CLOSED,
+};
+
+/// One event of Transport::next_event (an McpEvent). A small value type, but
+/// data() and envelope() BORROW the transport: valid until its next
+/// receiving call (next_event, receive, receive_end, take_output,
+/// read_output, poll_fds, set_max_line_len) or its destruction. Sends, also
+/// from other threads, do not disturb them. Copy what you keep.
+class Event {
+public:
+    explicit Event(const McpEvent &e) noexcept
+        : kind_(static_cast<EventKind>(e.kind)),
+          rpc_kind_(static_cast<RpcKind>(e.rpc_kind)),
+          request_id_(e.request_id),
+          data_(detail::view(e.data, e.len)),
+          size_(e.len),
+          envelope_(e.envelope),
+          invalid_kind_(static_cast<MessageKind>(e.invalid_kind)),
+          exit_code_(e.exit_code),
+          term_signal_(e.term_signal) {}
+
+    EventKind kind() const noexcept { return kind_; }
+
+    /// Message, Response: the message's JSON-RPC kind (Batch for a batch;
+    /// Response or Error for a Response event). RpcKind::None otherwise.
+    RpcKind rpc_kind() const noexcept { return rpc_kind_; }
+
+    /// Response, RequestTimedOut, RequestFailed: the id Transport::request
+    /// returned. -1 otherwise.
+    std::int64_t request_id() const noexcept { return request_id_; }
+
+    /// Message, Response, Invalid: the line, trimmed, not NUL-terminated
+    /// (empty for a line too long); Stderr: the stderr line. Empty otherwise.
+    /// BORROWED from the transport (see the class comment).
+    std::string_view data() const noexcept { return data_; }
+
+    /// data().size(), except for an Invalid event of MessageKind::TooLong:
+    /// the bytes of the line received before it was dropped.
+    std::size_t size() const noexcept { return size_; }
+
+    /// Message (but a batch), Response: the message's id, method, params,
+    /// result and error, pointing into data(). Empty (RpcKind::None) otherwise.
+    const Envelope &envelope() const noexcept { return envelope_; }
+
+    /// Invalid: why the line is not a message, MessageKind::ParseError,
+    /// TooLong or InvalidJsonRpc. Meaningless for other kinds (the C field
+    /// is 0 then, which reads as MessageKind::Json).
+    MessageKind invalid_kind() const noexcept { return invalid_kind_; }
+
+    /// Closed, after a spawned server exited: its exit status. -1 otherwise
+    /// (no process, or killed by a signal: see term_signal()).
+    std::int32_t exit_code() const noexcept { return exit_code_; }
+
+    /// Closed, after a spawned server was killed by a signal: the signal. 0 otherwise.
+    std::int32_t term_signal() const noexcept { return term_signal_; }
+
+private:
+    EventKind kind_;
+    RpcKind rpc_kind_;
+    std::int64_t request_id_;
+    std::string_view data_;
+    std::size_t size_;
+    Envelope envelope_;
+    MessageKind invalid_kind_;
+    std::int32_t exit_code_;
+    std::int32_t term_signal_;
+};
+
+/// The result of Transport::try_request.
+struct RequestResult {
+    /// Status::Ok (queued), Status::WouldBlock (the queue is at its bound:
+    /// nothing queued, no id used) or Status::Closed.
+    Status status;
+    /// The request's id when status is Ok; -1 otherwise.
+    std::int64_t id;
+
+    bool ok() const noexcept { return status == Status::Ok; }
+    bool would_block() const noexcept { return status == Status::WouldBlock; }
+    bool closed() const noexcept { return status == Status::Closed; }
+};
+
+namespace detail {
+
+// A send's outcome that a caller may expect and act on, returned as a
+// Status: Ok, WouldBlock (the output queue is at its bound) or Closed.
+// Throws for every other negative status, as check() does.
+inline Status send_status(McpStatus st, const char *where) {
+    if (st == MCP_STATUS_WOULD_BLOCK || st == MCP_STATUS_CLOSED) return static_cast<Status>(st);
+    return static_cast<Status>(check(st, where));
+}
+
+// A send that throws for everything but Ok, WouldBlock included.
+inline void send_check(McpStatus st, const char *where) {
+    if (st == MCP_STATUS_WOULD_BLOCK) {
+        const std::string full = std::string(where) + ": the output queue is at its bound";
+        throw Error(Status::WouldBlock, full.c_str());
+    }
+    check(st, where);
+}
+
+// std::chrono::milliseconds to the C API's integer milliseconds, clamped to
+// [lo, hi] (so that a huge duration means "as long as the C API allows").
+template <class Int>
+Int clamp_ms(std::chrono::milliseconds ms, Int lo, Int hi) noexcept {
+    using Rep = std::chrono::milliseconds::rep;
+    return static_cast<Int>(std::clamp(ms.count(), static_cast<Rep>(lo), static_cast<Rep>(hi)));
+}
+
+inline std::uint32_t ms_u32(std::chrono::milliseconds ms) noexcept {
+    return clamp_ms<std::uint32_t>(ms, 0, UINT32_MAX);
+}
+
+inline const std::uint8_t *bytes(std::string_view s) noexcept {
+    return reinterpret_cast<const std::uint8_t *>(s.data());
+}
+
+}  // namespace detail
+
+/// One MCP stdio connection: RAII owner of an McpTransport*. The peer's
+/// lines come as events (next_event); our requests are numbered, matched
+/// with their answers and timed out; what we send is queued, bounded.
+/// Move-only; see the overview at the top of this header.
+class Transport {
+public:
+    /// Argument of set_max_line_len: no limit.
+    static constexpr std::size_t no_limit = static_cast<std::size_t>(-1);
+    /// The line limit of a new transport: 64 MiB.
+    static constexpr std::size_t default_max_line_len = MCP_READER_DEFAULT_MAX_LINE_LEN;
+    /// Timeout of next_event: wait with no limit.
+    static constexpr std::chrono::milliseconds forever{-1};
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+    /// The most descriptors poll_fds gives (mcp_transport_poll_fds: "at most 3").
+    static constexpr std::size_t max_poll_fds = 3;
+#endif
+
+    /// A memory transport: it does no I/O. Hand it the peer's bytes with
+    /// receive() (receive_end() when the peer closed), take what it queued
+    /// for the peer with take_output() or read_output(). Defaults: 64 MiB
+    /// line limit, JSON-RPC classification, every invalid line reported,
+    /// 64 MiB output bound. Throws std::bad_alloc.
+    Transport() : handle_(mcp_transport_new()) {
+        if (handle_ == nullptr) throw std::bad_alloc();
+    }
+
+    /// Adopts a transport from the C API (freed with mcp_transport_free);
+    /// nullptr gives an empty Transport.
+    explicit Transport(McpTransport *adopt) noexcept : handle_(adopt) {}
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+    /// A transport doing its own I/O: it reads the peer's messages from
+    /// `read_fd` and writes to `write_fd` (two pipes, or one socket passed
+    /// twice), made non-blocking; next_event does the I/O. Writes never
+    /// raise SIGPIPE. It owns and closes the descriptors, unless `flags`
+    /// has TransportFlags::BorrowFds. POSIX only.
+    /// Throws mcp::Error(InvalidArgument) (a negative descriptor, unknown
+    /// flags), mcp::Error(IoError) with os_error() = errno (a descriptor is
+    /// not open, no descriptor left for the wake-up), std::bad_alloc; then
+    /// nothing was taken: the caller still owns the descriptors, unchanged.
+    [[nodiscard]] static Transport open_fds(int read_fd, int write_fd,
+                                            TransportFlags flags = TransportFlags::None) {
+        McpTransport *raw = nullptr;
+        const McpStatus st =
+            mcp_transport_open_fds(read_fd, write_fd, static_cast<std::uint32_t>(flags), &raw);
+        const int os_errno = errno;
+        detail::check(st, "mcp::Transport::open_fds", os_errno);
+        return Transport(raw);
+    }
+#endif
+
+    /// Frees the transport. A descriptor transport not yet closed is closed
+    /// first, with a 2 s grace, and this WAITS for it (its queue written or
+    /// dropped, the peer's end seen; at most about 2 s): call close() and
+    /// take the events until closed() to control that. A memory transport
+    /// is freed at once, dropping what it still queued.
+    ~Transport() { mcp_transport_free(handle_); }
+
+    Transport(const Transport &) = delete;
+    Transport &operator=(const Transport &) = delete;
+
+    /// Takes other's transport; other becomes empty.
+    Transport(Transport &&other) noexcept
+        : handle_(std::exchange(other.handle_, nullptr)),
+          closed_(std::exchange(other.closed_, false)) {}
+
+    /// Frees this transport (see ~Transport) and takes other's; other
+    /// becomes empty. Self-assignment is a no-op.
+    Transport &operator=(Transport &&other) noexcept {
+        if (this != &other) {
+            mcp_transport_free(handle_);
+            handle_ = std::exchange(other.handle_, nullptr);
+            closed_ = std::exchange(other.closed_, false);
+        }
+        return *this;
+    }
+
+    friend void swap(Transport &a, Transport &b) noexcept {
+        std::swap(a.handle_, b.handle_);
+        std::swap(a.closed_, b.closed_);
+    }
+
+    /// False for a moved-from (or released) transport.
+    explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+    /// The C handle, still owned by this object (NULL if empty).
+    McpTransport *native_handle() const noexcept { return handle_; }
+
+    /// Gives up ownership: the caller must mcp_transport_free the result.
+    /// This object becomes empty.
+    [[nodiscard]] McpTransport *release() noexcept {
+        closed_ = false;
+        return std::exchange(handle_, nullptr);
+    }
+
+    // ---- Settings
+
+    /// Longest line accepted from the peer, in bytes before the '\n'
+    /// (Transport::no_limit for none); a longer one is an Invalid event of
+    /// MessageKind::TooLong, its bytes dropped. Receiving side (see Threads).
+    /// Throws mcp::Error(InvalidArgument) for 0.
+    void set_max_line_len(std::size_t max_len) {
+        detail::check(mcp_transport_set_max_line_len(handle_, max_len),
+                      "mcp::Transport::set_max_line_len");
+    }
+
+    /// Bounds the output queue at `bytes` of framed lines (default 64 MiB):
+    /// a send that would pass it is refused with WouldBlock, unless the
+    /// queue is empty (one larger message is accepted then). Cancellations
+    /// are queued whatever the bound. Any thread. Throws
+    /// mcp::Error(InvalidArgument) for 0.
+    void set_max_queued(std::size_t bytes) {
+        detail::check(mcp_transport_set_max_queued(handle_, bytes),
+                      "mcp::Transport::set_max_queued");
+    }
+
+    // ---- Sending (any thread, also while another waits in next_event)
+
+    /// Queues one JSON text for the peer, as one compact line; for messages
+    /// the other sends do not build (an error with data, say). Throws
+    /// mcp::Error: InvalidJson, WouldBlock (queue at its bound: nothing
+    /// queued; try_send tells it without an exception), Closed.
+    void send(std::string_view json) {
+        detail::send_check(mcp_transport_send(handle_, detail::bytes(json), json.size()),
+                           "mcp::Transport::send");
+    }
+
+    /// As send, but returns Status::Ok, Status::WouldBlock or Status::Closed
+    /// instead of throwing them (other errors still throw).
+    [[nodiscard]] Status try_send(std::string_view json) {
+        return detail::send_status(mcp_transport_send(handle_, detail::bytes(json), json.size()),
+                                   "mcp::Transport::try_send");
+    }
+
+    /// Queues the request {"jsonrpc":"2.0","id":N,"method":<method>,
+    /// "params":<params>} and returns its id N (1, 2, 3... per transport).
+    /// Its answer comes as one Response event with request_id() N.
+    /// `method` is UTF-8 text (escaped by the library); `params` a JSON
+    /// object or array, empty to leave it out. With `timeout` > 0 an
+    /// unanswered request gives one RequestTimedOut event at its deadline
+    /// and is cancelled (but an initialize); 0 or negative: no deadline.
+    /// Throws mcp::Error: InvalidArgument (method not UTF-8 or holding a
+    /// NUL, params not an object or array), InvalidJson (params), and
+    /// WouldBlock / Closed as send (a refused request uses no id).
+    std::int64_t request(std::string_view method, std::string_view params = {},
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+        const detail::CString m = detail::c_text(method, "mcp::Transport::request");
+        std::int64_t id = -1;
+        detail::send_check(mcp_transport_request(handle_, m.c_str(), detail::bytes(params),
+                                                 params.size(), detail::ms_u32(timeout), &id),
+                           "mcp::Transport::request");
+        return id;
+    }
+
+    /// As request, but WouldBlock and Closed come in the result instead of
+    /// being thrown (other errors still throw).
+    [[nodiscard]] RequestResult try_request(
+        std::string_view method, std::string_view params = {},
+        std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+        const detail::CString m = detail::c_text(method, "mcp::Transport::try_request");
+        std::int64_t id = -1;
+        const Status st = detail::send_status(
+            mcp_transport_request(handle_, m.c_str(), detail::bytes(params), params.size(),
+                                  detail::ms_u32(timeout), &id),
+            "mcp::Transport::try_request");
+        return RequestResult{st, st == Status::Ok ? id : -1};
+    }
+
+    /// Queues the notification {"jsonrpc":"2.0","method":<method>,
+    /// "params":<params>}; arguments and errors as request.
+    void notify(std::string_view method, std::string_view params = {}) {
+        const detail::CString m = detail::c_text(method, "mcp::Transport::notify");
+        detail::send_check(
+            mcp_transport_notify(handle_, m.c_str(), detail::bytes(params), params.size()),
+            "mcp::Transport::notify");
+    }
+
+    /// As notify, returning Ok, WouldBlock or Closed (as try_send).
+    [[nodiscard]] Status try_notify(std::string_view method, std::string_view params = {}) {
+        const detail::CString m = detail::c_text(method, "mcp::Transport::try_notify");
+        return detail::send_status(
+            mcp_transport_notify(handle_, m.c_str(), detail::bytes(params), params.size()),
+            "mcp::Transport::try_notify");
+    }
+
+    /// Queues the response {"jsonrpc":"2.0","id":<id>,"result":<result>} to
+    /// a request of the peer. `id` is the request's id token as on the wire,
+    /// echoed as is: pass event.envelope().id(). Throws mcp::Error:
+    /// InvalidArgument (id empty, or not a JSON string or number),
+    /// InvalidJson (result not one JSON text), WouldBlock, Closed.
+    void respond(std::string_view id, std::string_view result) {
+        detail::send_check(mcp_transport_respond(handle_, detail::bytes(id), id.size(),
+                                                 detail::bytes(result), result.size()),
+                           "mcp::Transport::respond");
+    }
+
+    /// As respond, returning Ok, WouldBlock or Closed (as try_send).
+    [[nodiscard]] Status try_respond(std::string_view id, std::string_view result) {
+        return detail::send_status(mcp_transport_respond(handle_, detail::bytes(id), id.size(),
+                                                         detail::bytes(result), result.size()),
+                                   "mcp::Transport::try_respond");
+    }
+
+    /// Queues the error response {"jsonrpc":"2.0","id":<id>,"error":
+    /// {"code":<code>,"message":<message>}}. `id` as for respond, but EMPTY
+    /// LEAVES "id" OUT (for a request whose id could not be read; never
+    /// "id":null), so event.envelope().id() can be passed whatever it is.
+    /// `message` is UTF-8 text, escaped by the library. For error.data,
+    /// build the message yourself and send() it. Throws mcp::Error:
+    /// InvalidArgument (id not a JSON string or number; message not UTF-8
+    /// or holding a NUL), WouldBlock, Closed.
+    void respond_error(std::string_view id, std::int64_t code, std::string_view message) {
+        const detail::CString m = detail::c_text(message, "mcp::Transport::respond_error");
+        detail::send_check(
+            mcp_transport_respond_error(handle_, detail::bytes(id), id.size(), code, m.c_str()),
+            "mcp::Transport::respond_error");
+    }
+
+    /// As respond_error, returning Ok, WouldBlock or Closed (as try_send).
+    [[nodiscard]] Status try_respond_error(std::string_view id, std::int64_t code,
+                                           std::string_view message) {
+        const detail::CString m = detail::c_text(message, "mcp::Transport::try_respond_error");
+        return detail::send_status(
+            mcp_transport_respond_error(handle_, detail::bytes(id), id.size(), code, m.c_str()),
+            "mcp::Transport::try_respond_error");
+    }
+
+    /// Cancels our request `id`: queues notifications/cancelled for it (with
+    /// "reason" when given) whatever the queue's bound, and forgets it: no
+    /// event comes for it (an answer that comes anyway is a Message).
+    /// Throws mcp::Error: Closed, InvalidArgument when `id` is not pending
+    /// (unknown, answered, timed out, cancelled: also when its answer or
+    /// timeout was just taken by the receiving thread), is an initialize,
+    /// or `reason` is not UTF-8 or holds a NUL.
+    void cancel(std::int64_t id, std::optional<std::string_view> reason = std::nullopt) {
+        const char *where = "mcp::Transport::cancel";
+        if (reason && reason->find('\0') != std::string_view::npos) {
+            throw Error(Status::InvalidArgument, where);
+        }
+        std::optional<detail::CString> text;
+        if (reason) text.emplace(*reason);
+        detail::check(mcp_transport_cancel(handle_, id, text ? text->c_str() : nullptr), where);
+    }
+
+    /// Begins closing and returns at once: from now on every send fails
+    /// with Status::Closed. next_event then drives the close: the queue is
+    /// written until empty or `grace` has passed, the write side ends,
+    /// answers still arriving are delivered; when the peer's end arrives
+    /// (or `grace` after this call), pending requests get RequestFailed
+    /// and Closed comes, last. Repeating it is harmless (the first
+    /// schedule stands). Any thread; wakes a waiting next_event. `grace`
+    /// is clamped to [0, 2^32-1] ms.
+    void close(std::chrono::milliseconds grace) {
+        detail::check(mcp_transport_close(handle_, detail::ms_u32(grace)),
+                      "mcp::Transport::close");
+    }
+
+    // ---- Receiving (one thread at a time)
+
+    /// The next event, waiting up to `timeout` for one (0: only what is
+    /// ready now; negative, e.g. Transport::forever: no limit; clamped to
+    /// 2^31-1 ms). A descriptor transport does its I/O meanwhile; sends
+    /// from other threads wake it. std::nullopt when none came in time, or
+    /// when the transport has ENDED: after its Closed event was delivered,
+    /// every call returns std::nullopt at once, and closed() tells these
+    /// apart. So with Transport::forever,
+    ///     while (auto ev = t.next_event(mcp::Transport::forever)) { ... }
+    /// ends right after the Closed event. The event BORROWS the transport
+    /// until its next receiving call (see Event). Throws
+    /// mcp::Error(IoError) with os_error() (poll(2) failed), std::bad_alloc
+    /// (call again), mcp::Error(Poisoned).
+    [[nodiscard]] std::optional<Event> next_event(std::chrono::milliseconds timeout) {
+        McpEvent ev{};
+        const std::int32_t ms = detail::clamp_ms<std::int32_t>(timeout, -1, INT32_MAX);
+        const McpStatus st = mcp_transport_next_event(handle_, ms, &ev);
+        const int os_errno = errno;
+        switch (st) {
+        case MCP_STATUS_OK:
+            if (ev.kind == MCP_EVENT_CLOSED) closed_ = true;
+            return Event(ev);
+        case MCP_STATUS_END_OF_STREAM: closed_ = true; return std::nullopt;
+        default: break;
+        }
+        detail::check(st, "mcp::Transport::next_event", os_errno);
+        return std::nullopt;  // NoMessage (or an unknown non-error status)
+    }
+
+    /// True once this object's next_event has delivered the Closed event
+    /// (or reported the end): no event will come any more. Receiving side,
+    /// like next_event. False for an empty transport.
+    [[nodiscard]] bool closed() const noexcept { return closed_; }
+
+    /// Memory transport: hands it bytes the peer sent, in chunks of any
+    /// size; then take the events with next_event(0ms) until std::nullopt.
+    /// Invalidates the last event's data. Throws mcp::Error: Closed (after
+    /// receive_end, or once closing has ended), InvalidArgument (a
+    /// descriptor transport); std::bad_alloc (nothing taken).
+    void receive(const void *data, std::size_t len) {
+        detail::check(mcp_transport_receive(handle_, static_cast<const std::uint8_t *>(data), len),
+                      "mcp::Transport::receive");
+    }
+
+    void receive(std::string_view bytes) { receive(bytes.data(), bytes.size()); }
+
+    /// Any contiguous container of 1-byte elements, as LineReader::feed.
+    template <class Bytes,
+              class = std::enable_if_t<
+                  !std::is_convertible_v<const Bytes &, std::string_view> &&
+                  sizeof(*std::declval<const Bytes &>().data()) == 1 &&
+                  std::is_convertible_v<decltype(std::declval<const Bytes &>().size()), std::size_t>>>
+    void receive(const Bytes &bytes) {
+        receive(static_cast<const void *>(bytes.data()), static_cast<std::size_t>(bytes.size()));
+    }
+
+    /// Memory transport: the peer closed its end. A last line without a
+    /// newline still counts, then the transport closes (pending requests
+    /// get RequestFailed, then Closed). Repeating it is harmless. Throws
+    /// mcp::Error(InvalidArgument) for a descriptor transport,
+    /// std::bad_alloc (call again).
+    void receive_end() {
+        detail::check(mcp_transport_receive_end(handle_), "mcp::Transport::receive_end");
+    }
+
+    /// Memory transport: moves everything queued for the peer into a
+    /// Buffer, without copying (empty when nothing is queued: nothing is
+    /// allocated then). Write the bytes to the peer in order. Works after
+    /// the Closed event too. Throws mcp::Error(InvalidArgument) for a
+    /// descriptor transport, std::bad_alloc (nothing moved).
+    [[nodiscard]] Buffer take_output_buffer() {
+        McpBuffer raw{nullptr, 0};
+        detail::check(mcp_transport_take_output(handle_, &raw), "mcp::Transport::take_output");
+        return Buffer(raw);
+    }
+
+    /// take_output_buffer(), copied into a std::string.
+    [[nodiscard]] std::string take_output() { return take_output_buffer().str(); }
+
+    /// Memory transport: copies up to `cap` queued bytes into `buf` and
+    /// removes them from the queue; returns how many (0: nothing queued).
+    /// Call until it returns 0. No allocation. Throws
+    /// mcp::Error(InvalidArgument) for a descriptor transport.
+    [[nodiscard]] std::size_t read_output(void *buf, std::size_t cap) {
+        std::size_t n = 0;
+        detail::check(mcp_transport_read_output(handle_, static_cast<std::uint8_t *>(buf), cap, &n),
+                      "mcp::Transport::read_output");
+        return n;
+    }
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+    /// For event loops: fills `fds` (resized to the count; its capacity is
+    /// reused, so no allocation once it has held max_poll_fds entries) with
+    /// the descriptors to wait on now, and returns the time to the
+    /// transport's next deadline (-1 ms: none; 0: due now):
+    ///     auto timeout = t.poll_fds(fds);
+    ///     ::poll(fds.data(), fds.size(), static_cast<int>(timeout.count()));
+    ///     while (auto ev = t.next_event(0ms)) handle(*ev);
+    /// Take every event before waiting again (events already received do
+    /// not make a descriptor ready) and ask again each time: the set
+    /// changes. A memory transport gives no descriptors. POSIX only.
+    [[nodiscard]] std::chrono::milliseconds poll_fds(std::vector<pollfd> &fds) {
+        if (fds.size() < max_poll_fds) fds.resize(max_poll_fds);
+        std::size_t n = 0;
+        std::int32_t timeout = -1;
+        McpStatus st = mcp_transport_poll_fds(handle_, fds.data(), fds.size(), &n, &timeout);
+        if (st == MCP_STATUS_INVALID_ARGUMENT && n > fds.size()) {  // a later library's bigger set
+            fds.resize(n);
+            st = mcp_transport_poll_fds(handle_, fds.data(), fds.size(), &n, &timeout);
+        }
+        detail::check(st, "mcp::Transport::poll_fds");
+        fds.resize(n);
+        return std::chrono::milliseconds(timeout);
+    }
+
+    /// poll_fds into the caller's array (a part of a bigger pollfd set,
+    /// say): writes fds[0..n) and `timeout`, returns n. Throws
+    /// mcp::Error(InvalidArgument) when `cap` is too small (max_poll_fds is
+    /// always enough).
+    [[nodiscard]] std::size_t poll_fds(pollfd *fds, std::size_t cap,
+                                       std::chrono::milliseconds &timeout) {
+        std::size_t n = 0;
+        std::int32_t ms = -1;
+        detail::check(mcp_transport_poll_fds(handle_, fds, cap, &n, &ms),
+                      "mcp::Transport::poll_fds");
+        timeout = std::chrono::milliseconds(ms);
+        return n;
+    }
+#endif
+
+private:
+    McpTransport *handle_;
+    bool closed_ = false;
+};
+
+// ---------------------------------------------------------------------------
 // Versions
 
 /// The version of the header compiled against, "MAJOR.MINOR.PATCH".
@@ -606,8 +1321,22 @@ inline std::string_view to_string(RpcKind k) noexcept {
     return "RpcKind(?)";
 }
 
+inline std::string_view to_string(EventKind k) noexcept {
+    switch (k) {
+    case EventKind::Message: return "Message";
+    case EventKind::Response: return "Response";
+    case EventKind::RequestTimedOut: return "RequestTimedOut";
+    case EventKind::RequestFailed: return "RequestFailed";
+    case EventKind::Invalid: return "Invalid";
+    case EventKind::Stderr: return "Stderr";
+    case EventKind::Closed: return "Closed";
+    }
+    return "EventKind(?)";
+}
+
 inline std::ostream &operator<<(std::ostream &os, MessageKind k) { return os << to_string(k); }
 inline std::ostream &operator<<(std::ostream &os, RpcKind k) { return os << to_string(k); }
+inline std::ostream &operator<<(std::ostream &os, EventKind k) { return os << to_string(k); }
 inline std::ostream &operator<<(std::ostream &os, Status s) {
     return os << mcp_status_str(static_cast<std::int32_t>(s));
 }
