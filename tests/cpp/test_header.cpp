@@ -1,6 +1,7 @@
 // C++ consumer of include/mcp_stdio.h: compiled as C++11 with
 // -Wall -Wextra -Wpedantic -Werror and linked against libmcp_stdio, which
 // proves the header is valid C++ and declares the functions extern "C".
+// Also the transport API (McpTransport, McpEvent, poll_fds where POSIX).
 // Prints `N passed, M failed` as its last line; exits non-zero on failure.
 #include "mcp_stdio.h"
 
@@ -133,12 +134,81 @@ void test_encode() {
     mcp_buffer_free(nullptr);
 }
 
+struct TransportDeleter {
+    void operator()(McpTransport *t) const noexcept { mcp_transport_free(t); }
+};
+using Transport = std::unique_ptr<McpTransport, TransportDeleter>;
+
+std::string take_output(McpTransport *t) {
+    McpBuffer out{nullptr, 0};
+    CHECK(mcp_transport_take_output(t, &out) == MCP_STATUS_OK);
+    std::string s;
+    if (out.data) s.assign(reinterpret_cast<const char *>(out.data), out.len);
+    mcp_buffer_free(&out);
+    return s;
+}
+
+std::string slice(const McpSlice &s) {
+    return s.data ? std::string(reinterpret_cast<const char *>(s.data), s.len) : std::string();
+}
+
+void test_transport() {
+    static_assert(std::is_standard_layout<McpEvent>::value, "McpEvent is a C struct");
+    static_assert(std::is_standard_layout<McpEnvelope>::value, "McpEnvelope is a C struct");
+    static_assert(std::is_standard_layout<McpSlice>::value, "McpSlice is a C struct");
+    static_assert(sizeof(McpEventKind) == 4, "McpEventKind is 32-bit");
+    static_assert(std::is_same<decltype(mcp_transport_new()), McpTransport *>::value, "transport_new");
+
+    Transport t(mcp_transport_new());
+    CHECK(t != nullptr);
+    if (!t) return;
+    int64_t id = 0;
+    const std::string params = "{\"a\": 1}";
+    CHECK(mcp_transport_request(t.get(), "ping", reinterpret_cast<const uint8_t *>(params.data()),
+                                params.size(), 0, &id) == MCP_STATUS_OK);
+    CHECK(id == 1);
+    CHECK(take_output(t.get()) == "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":1}}\n");
+    const std::string answer = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n";
+    CHECK(mcp_transport_receive(t.get(), reinterpret_cast<const uint8_t *>(answer.data()), answer.size()) ==
+          MCP_STATUS_OK);
+    McpEvent ev;
+    std::memset(&ev, 0, sizeof ev);
+    CHECK(mcp_transport_next_event(t.get(), 0, &ev) == MCP_STATUS_OK);
+    CHECK(ev.kind == MCP_EVENT_RESPONSE && ev.request_id == 1 && ev.rpc_kind == MCP_RPC_RESPONSE);
+    CHECK(slice(ev.envelope.result) == "{\"ok\":true}");
+    CHECK(mcp_transport_next_event(t.get(), 0, &ev) == MCP_STATUS_NO_MESSAGE);
+
+    CHECK(mcp_transport_set_max_queued(t.get(), 1) == MCP_STATUS_OK);
+    CHECK(mcp_transport_notify(t.get(), "n", nullptr, 0) == MCP_STATUS_OK);
+    CHECK(mcp_transport_notify(t.get(), "n", nullptr, 0) == MCP_STATUS_WOULD_BLOCK);
+    CHECK(mcp_transport_close(t.get(), 0) == MCP_STATUS_OK);
+    CHECK(mcp_transport_send(t.get(), reinterpret_cast<const uint8_t *>("{}"), 2) == MCP_STATUS_CLOSED);
+    CHECK(mcp_transport_next_event(t.get(), 1000, &ev) == MCP_STATUS_OK);
+    CHECK(ev.kind == MCP_EVENT_CLOSED);
+    CHECK(mcp_transport_next_event(t.get(), 0, &ev) == MCP_STATUS_END_OF_STREAM);
+    char buf[64];
+    size_t n = 99;
+    CHECK(mcp_transport_read_output(t.get(), reinterpret_cast<uint8_t *>(buf), sizeof buf, &n) == MCP_STATUS_OK);
+    CHECK(std::string(buf, n) == "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+    struct pollfd fds[3];
+    int32_t timeout_ms = 7;
+    CHECK(mcp_transport_poll_fds(t.get(), fds, 3, &n, &timeout_ms) == MCP_STATUS_OK);
+    CHECK(n == 0 && timeout_ms == 0);  // a memory transport, ended
+    McpTransport *none = nullptr;
+    CHECK(mcp_transport_open_fds(-1, 1, MCP_TRANSPORT_BORROW_FDS, &none) == MCP_STATUS_INVALID_ARGUMENT);
+    CHECK(none == nullptr);
+#endif
+    mcp_transport_free(nullptr);
+}
+
 }  // namespace
 
 int main() {
     test_types();
     test_reader();
     test_encode();
+    test_transport();
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
