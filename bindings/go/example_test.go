@@ -145,11 +145,12 @@ func ExampleConn() {
 	clientR, serverW := io.Pipe()
 	serverR, clientW := io.Pipe()
 
+	notified := make(chan string, 1)
 	server, err := mcpstdio.NewConn(serverR, serverW, &mcpstdio.ConnConfig{
 		Handler: func(ctx context.Context, req *mcpstdio.Request) {
 			switch {
-			case req.IsNotification():
-				fmt.Println("server got", req.Method)
+			case req.IsNotification(): // on the server's notification goroutine
+				notified <- req.Method
 			case req.Method == "greet":
 				var p struct{ Name string }
 				if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -180,6 +181,7 @@ func ExampleConn() {
 		fmt.Println(rerr.Code, rerr.Message)
 	}
 	client.Notify(ctx, "notifications/initialized", nil)
+	fmt.Println("server got", <-notified)
 
 	client.Close() // the server sees the end of the client's stream
 	<-server.Done()
