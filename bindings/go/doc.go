@@ -31,8 +31,9 @@
 // Concurrency: a LineReader or Decoder is not safe for concurrent use (like
 // a [bufio.Reader]): use it from one goroutine at a time. Different readers
 // are independent, and the package-level functions and a Conn's methods are
-// safe for concurrent use. The C library keeps no global or thread-local state, so goroutines
-// may move between OS threads freely (no [runtime.LockOSThread]).
+// safe for concurrent use. The C library keeps no global or thread-local
+// state, so goroutines may move between OS threads freely (no
+// [runtime.LockOSThread]).
 //
 // Building: by default the package links target/release/libmcp_stdio.a of
 // the repository it lives in (run `cargo build --release` at the repository
