@@ -14,6 +14,15 @@
 // by exactly one "\n"; [EncodeValue] marshals a Go value first; an [Encoder]
 // writes such lines to an [io.Writer].
 //
+// Connections: a [Conn] runs one MCP stdio connection over an [io.Reader]
+// and an [io.Writer] (a child process's pipes, os.Stdin and os.Stdout):
+// [Conn.Request] sends a request and waits for its answer (an error
+// response is a [*ResponseError]; a ctx deadline or cancellation makes the
+// library send notifications/cancelled), [Conn.Notify] sends a
+// notification, and a [Handler] answers the peer's requests. It drives the
+// library's memory transport with goroutines: request ids, matching,
+// timeouts and cancellation are the library's.
+//
 // Memory: every [Message] owns a Go copy of its bytes, so it stays valid
 // after later calls. A LineReader holds C memory: [LineReader.Close] frees it;
 // a finalizer frees a reader that was never closed, but do not rely on it for
@@ -21,9 +30,10 @@
 //
 // Concurrency: a LineReader or Decoder is not safe for concurrent use (like
 // a [bufio.Reader]): use it from one goroutine at a time. Different readers
-// are independent, and the package-level functions are safe for concurrent
-// use. The C library keeps no global or thread-local state, so goroutines
-// may move between OS threads freely (no [runtime.LockOSThread]).
+// are independent, and the package-level functions and a Conn's methods are
+// safe for concurrent use. The C library keeps no global or thread-local
+// state, so goroutines may move between OS threads freely (no
+// [runtime.LockOSThread]).
 //
 // Building: by default the package links target/release/libmcp_stdio.a of
 // the repository it lives in (run `cargo build --release` at the repository

@@ -48,8 +48,9 @@ var (
 )
 
 // ErrClosed is returned by the methods of a LineReader (or Decoder) after
-// Close.
-var ErrClosed = errors.New("mcpstdio: reader is closed")
+// Close, and by a Conn's sends and Requests once the connection is closed
+// or closing.
+var ErrClosed = errors.New("mcpstdio: closed")
 
 // statusError returns the error for a C status code.
 func statusError(code C.McpStatus) *StatusError {

@@ -1,11 +1,15 @@
 package mcpstdio_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"os"
 	"strings"
+	"time"
 
 	mcpstdio "github.com/mcp-stdio/mcp-stdio/bindings/go"
 )
@@ -132,4 +136,60 @@ func ExampleEncodeValue() {
 	os.Stdout.Write(line)
 	// Output:
 	// {"jsonrpc":"2.0","method":"run","params":{"code":"a < b && c"}}
+}
+
+// A client and a server Conn over two pipes (in a real program: a child
+// process's stdin and stdout, or os.Stdin and os.Stdout).
+func ExampleConn() {
+	// snippet-start conn (README.md shows these lines)
+	clientR, serverW := io.Pipe()
+	serverR, clientW := io.Pipe()
+
+	notified := make(chan string, 1)
+	server, err := mcpstdio.NewConn(serverR, serverW, &mcpstdio.ConnConfig{
+		Handler: func(ctx context.Context, req *mcpstdio.Request) {
+			switch {
+			case req.IsNotification(): // on the server's notification goroutine
+				notified <- req.Method
+			case req.Method == "greet":
+				var p struct{ Name string }
+				if err := json.Unmarshal(req.Params, &p); err != nil {
+					req.RespondError(mcpstdio.CodeInvalidParams, err.Error())
+					return
+				}
+				req.Respond(map[string]string{"greeting": "hello, " + p.Name})
+			default:
+				req.RespondError(mcpstdio.CodeMethodNotFound, "no method "+req.Method)
+			}
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := mcpstdio.NewConn(clientR, clientW, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := client.Request(ctx, "greet", map[string]string{"name": "gopher"})
+	fmt.Println(string(res), err)
+	_, err = client.Request(ctx, "dance", nil)
+	var rerr *mcpstdio.ResponseError
+	if errors.As(err, &rerr) {
+		fmt.Println(rerr.Code, rerr.Message)
+	}
+	client.Notify(ctx, "notifications/initialized", nil)
+	fmt.Println("server got", <-notified)
+
+	client.Close() // the server sees the end of the client's stream
+	<-server.Done()
+	server.Close()
+	// snippet-end conn
+
+	// Output:
+	// {"greeting":"hello, gopher"} <nil>
+	// -32601 no method dance
+	// server got notifications/initialized
 }
