@@ -74,6 +74,11 @@
  */
 #define MCP_READER_DEFAULT_MAX_LINE_LEN (64 << 20)
 
+/**
+ * The output queue's bound in a new transport, in bytes: 64 MiB.
+ */
+#define MCP_TRANSPORT_DEFAULT_MAX_QUEUED (64 << 20)
+
 #if defined(MCP_STDIO_HAS_POSIX_IO)
 /**
  * `mcp_transport_open_fds` flag: the caller keeps owning the descriptors.
@@ -81,6 +86,14 @@
  * flags it changed (O_NONBLOCK).
  */
 #define MCP_TRANSPORT_BORROW_FDS (1 << 0)
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * The most descriptors `mcp_transport_poll_fds` gives: 3 (read, write,
+ * wake-up).
+ */
+#define MCP_TRANSPORT_MAX_POLL_FDS 3
 #endif
 
 /**
@@ -109,8 +122,10 @@ enum McpStatus
    */
   MCP_STATUS_NO_MESSAGE = 1,
   /**
-   * Not an error: the non-blocking file descriptor has no data now (EAGAIN);
-   * poll(2) it and try again.
+   * Not an error: it cannot be done now, try again later. A non-blocking
+   * file descriptor has no data now (EAGAIN: poll(2) it); or a transport's
+   * output queue is at its bound (send again once `next_event`, or you for a
+   * memory transport, has written some out). Nothing was done.
    */
   MCP_STATUS_WOULD_BLOCK = 2,
   /**
@@ -132,16 +147,17 @@ enum McpStatus
    */
   MCP_STATUS_INVALID_JSON = -3,
   /**
-   * Memory could not be allocated. Nothing was done; the reader is still usable.
+   * Memory could not be allocated. Nothing was done; the reader or transport is still usable.
    */
   MCP_STATUS_OUT_OF_MEMORY = -4,
   /**
    * A bug: a panic inside the library was caught at the boundary. The reader
-   * it happened in (if any) is now unusable: free it.
+   * or transport it happened in (if any) is now unusable: free it.
    */
   MCP_STATUS_PANIC = -5,
   /**
-   * The reader panicked in an earlier call and refuses further use: free it.
+   * The reader or transport panicked in an earlier call and refuses further
+   * use: free it.
    */
   MCP_STATUS_POISONED = -6,
   /**
@@ -327,12 +343,16 @@ typedef struct McpLineReader McpLineReader;
  * descriptors); free it with `mcp_transport_free`.
  *
  * Threads: the sending calls (`send`, `request`, `notify`, `respond`,
- * `respond_error`, `cancel`, `close`, `set_max_queued`) may be made from any
- * thread, concurrently, also while another thread waits in
- * `mcp_transport_next_event`, which they wake. The receiving calls
- * (`next_event`, `receive`, `receive_end`, `take_output`, `read_output`,
- * `poll_fds`, `set_max_line_len`) are for one thread at a time.
- * `mcp_transport_free` must not overlap any other call.
+ * `respond_error`, `cancel`, `close`, `set_max_queued`), the calls that
+ * take output (`take_output`, `read_output`) and `next_deadline` may be made
+ * from any thread, concurrently, also while another thread waits in
+ * `mcp_transport_next_event`, which the sends wake. The receiving calls
+ * (`next_event`, `receive`, `receive_end`, `poll_fds`, `set_max_line_len`)
+ * are for one thread at a time. `mcp_transport_free` must not overlap any
+ * other call.
+ *
+ * Event data borrows the transport until the next `next_event`, `receive`
+ * or `receive_end` on it, or its free; no other call disturbs it.
  */
 typedef struct McpTransport McpTransport;
 
@@ -929,7 +949,8 @@ McpStatus mcp_transport_send(struct McpTransport *t,
  * `params` out. With `timeout_ms` > 0, an unanswered request gives one
  * `MCP_EVENT_REQUEST_TIMED_OUT` event at its deadline and, unless `method`
  * is `initialize` (MCP forbids cancelling it), the transport sends
- * `notifications/cancelled` for it. 0: no deadline.
+ * `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":N,"reason":"request timed out"}}`.
+ * 0: no deadline.
  *
  * Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (method
  * NULL), `MCP_STATUS_INVALID_ARGUMENT` (method not UTF-8; params valid JSON
@@ -1099,8 +1120,8 @@ McpStatus mcp_transport_receive_end(struct McpTransport *t);
  * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or out NULL),
  * `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport, which writes by
  * itself), `MCP_STATUS_OUT_OF_MEMORY` (nothing moved) or
- * `MCP_STATUS_POISONED`. Works after `MCP_EVENT_CLOSED` too. One thread at
- * a time with the other receiving calls.
+ * `MCP_STATUS_POISONED`. Works after `MCP_EVENT_CLOSED` too. Any thread
+ * (it touches only the queue; event data stays valid).
  *
  * # Safety
  * `t` is NULL or a live transport; `out` is NULL or points to writable
@@ -1117,7 +1138,8 @@ McpStatus mcp_transport_take_output(struct McpTransport *t,
  *
  * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or buf NULL
  * with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport) or
- * `MCP_STATUS_POISONED`. One thread at a time with the other receiving calls.
+ * `MCP_STATUS_POISONED`. Any thread (it touches only the queue; event data
+ * stays valid).
  *
  * # Safety
  * `t` is NULL or a live transport; `buf` is NULL or points to `cap`
@@ -1127,6 +1149,24 @@ McpStatus mcp_transport_read_output(struct McpTransport *t,
                                     uint8_t *buf,
                                     size_t cap,
                                     size_t *n);
+
+/**
+ * Writes to `*timeout_ms` the milliseconds until the transport's next
+ * deadline (a request's, or the end of a closing grace), rounded up so
+ * that waiting that long never wakes too early: -1 when nothing is
+ * scheduled, 0 when one is due now or `MCP_EVENT_CLOSED` was delivered
+ * (take the events). For drivers of a memory transport (`poll_fds` gives
+ * the same time along with the descriptors).
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or timeout_ms NULL)
+ * or `MCP_STATUS_POISONED`. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `timeout_ms` is NULL or points to a
+ * writable `int32_t`.
+ */
+McpStatus mcp_transport_next_deadline(struct McpTransport *t,
+                                      int32_t *timeout_ms);
 
 /**
  * Takes the next event into `*ev`, waiting up to `timeout_ms` milliseconds
@@ -1153,9 +1193,9 @@ McpStatus mcp_transport_read_output(struct McpTransport *t,
  * `*ev` is written only on `MCP_STATUS_OK`. A peer that goes away is not
  * an error: its end (or a write refused with EPIPE) closes the transport.
  *
- * The event's data is valid until the next receiving call on `t` (this one
- * included, whatever it returns) or its free. A receiving call: one thread
- * at a time; sends from other threads wake it.
+ * The event's data is valid until the next `next_event` (whatever it
+ * returns), `receive` or `receive_end` on `t`, or its free. A receiving
+ * call: one thread at a time; sends from other threads wake it.
  *
  * # Safety
  * `t` is NULL or a live transport; `ev` is NULL or points to writable
@@ -1227,9 +1267,11 @@ McpStatus mcp_transport_open_fds(int read_fd,
  * event before you wait: events already received do not make a
  * descriptor ready.
  *
- * A memory transport gives 0 descriptors and the time to its next
- * deadline; after `MCP_EVENT_CLOSED`, only the wake-up descriptor and 0
- * (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most 3 descriptors.
+ * A memory transport gives 0 descriptors and the time to its next deadline
+ * (as `mcp_transport_next_deadline`). After `MCP_EVENT_CLOSED` a descriptor
+ * transport gives only its wake-up descriptor, and every transport the time
+ * 0 (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most
+ * `MCP_TRANSPORT_MAX_POLL_FDS` descriptors.
  *
  * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t, n or timeout_ms
  * NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`

@@ -899,7 +899,7 @@ public:
     static constexpr std::chrono::milliseconds forever{-1};
 #if defined(MCP_STDIO_HAS_POSIX_IO)
     /// The most descriptors poll_fds gives (mcp_transport_poll_fds: "at most 3").
-    static constexpr std::size_t max_poll_fds = 3;
+    static constexpr std::size_t max_poll_fds = MCP_TRANSPORT_MAX_POLL_FDS;
 #endif
 
     /// A memory transport: it does no I/O. Hand it the peer's bytes with

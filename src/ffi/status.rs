@@ -16,8 +16,10 @@ pub enum McpStatus {
     MCP_STATUS_OK = 0,
     /// Not an error: no complete line is buffered yet; feed more data (or call finish).
     MCP_STATUS_NO_MESSAGE = 1,
-    /// Not an error: the non-blocking file descriptor has no data now (EAGAIN);
-    /// poll(2) it and try again.
+    /// Not an error: it cannot be done now, try again later. A non-blocking
+    /// file descriptor has no data now (EAGAIN: poll(2) it); or a transport's
+    /// output queue is at its bound (send again once `next_event`, or you for a
+    /// memory transport, has written some out). Nothing was done.
     MCP_STATUS_WOULD_BLOCK = 2,
     /// Not an error: read(2) returned 0, the peer closed its end. Call
     /// `mcp_line_reader_finish` to get a last line that had no final newline.
@@ -29,12 +31,13 @@ pub enum McpStatus {
     MCP_STATUS_INVALID_ARGUMENT = -2,
     /// The input is not exactly one JSON text in valid UTF-8 (or is empty). No output.
     MCP_STATUS_INVALID_JSON = -3,
-    /// Memory could not be allocated. Nothing was done; the reader is still usable.
+    /// Memory could not be allocated. Nothing was done; the reader or transport is still usable.
     MCP_STATUS_OUT_OF_MEMORY = -4,
     /// A bug: a panic inside the library was caught at the boundary. The reader
-    /// it happened in (if any) is now unusable: free it.
+    /// or transport it happened in (if any) is now unusable: free it.
     MCP_STATUS_PANIC = -5,
-    /// The reader panicked in an earlier call and refuses further use: free it.
+    /// The reader or transport panicked in an earlier call and refuses further
+    /// use: free it.
     MCP_STATUS_POISONED = -6,
     /// A system call failed; `errno`, read right after the call on the same
     /// thread, says why (cgo's two-value calls capture it).
@@ -116,14 +119,14 @@ impl McpStatus {
         match self {
             MCP_STATUS_OK => c"ok",
             MCP_STATUS_NO_MESSAGE => c"no complete message yet",
-            MCP_STATUS_WOULD_BLOCK => c"no data available now (non-blocking descriptor)",
+            MCP_STATUS_WOULD_BLOCK => c"would block: no data now, or the output queue is full",
             MCP_STATUS_END_OF_STREAM => c"end of stream: the peer closed its end",
             MCP_STATUS_NULL_ARGUMENT => c"a required pointer argument is NULL",
             MCP_STATUS_INVALID_ARGUMENT => c"an argument is out of range",
             MCP_STATUS_INVALID_JSON => c"input is not one JSON text in valid UTF-8",
             MCP_STATUS_OUT_OF_MEMORY => c"out of memory",
-            MCP_STATUS_PANIC => c"internal error: a panic was caught (the reader is now unusable)",
-            MCP_STATUS_POISONED => c"the reader is unusable after an earlier panic: free it",
+            MCP_STATUS_PANIC => c"internal error: a panic was caught (the handle is now unusable)",
+            MCP_STATUS_POISONED => c"unusable after an earlier panic: free it",
             MCP_STATUS_IO_ERROR => c"a system call failed (see errno)",
             MCP_STATUS_BROKEN_PIPE => c"broken pipe: the peer closed its end",
             MCP_STATUS_TIMED_OUT => c"timed out: the deadline passed first",

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::super::fd::{last_errno, set_errno};
 use super::super::sigpipe::SigpipeGuard;
 use super::wake::Wake;
-use super::{lock, Inner, McpStatus, McpTransport};
+use super::{lock, millis_to_deadline, Inner, McpStatus, McpTransport};
 use crate::reader::READ_CHUNK;
 use crate::{Error, Transport};
 
@@ -19,6 +19,10 @@ use crate::{Error, Transport};
 pub const MCP_TRANSPORT_BORROW_FDS: u32 = 1 << 0;
 
 const KNOWN_FLAGS: u32 = MCP_TRANSPORT_BORROW_FDS;
+
+/// The most descriptors `mcp_transport_poll_fds` gives: 3 (read, write,
+/// wake-up).
+pub const MCP_TRANSPORT_MAX_POLL_FDS: usize = 3;
 
 /// The descriptors of one transport and where each side stands.
 #[derive(Debug)]
@@ -178,7 +182,11 @@ impl FdIo {
 
     /// Fills `set` with what to wait for now: the peer's bytes, room to
     /// write when something is queued, a wake-up. Returns how many.
-    fn poll_set(&self, core: &Transport, set: &mut [libc::pollfd; 3]) -> usize {
+    fn poll_set(
+        &self,
+        core: &Transport,
+        set: &mut [libc::pollfd; MCP_TRANSPORT_MAX_POLL_FDS],
+    ) -> usize {
         let mut n = 0;
         let mut add = |fd: c_int, events: libc::c_short| {
             if let Some(same) = set[..n].iter_mut().find(|p| p.fd == fd) {
@@ -236,7 +244,7 @@ pub(super) fn wait<'a>(
         fd: -1,
         events: 0,
         revents: 0,
-    }; 3];
+    }; MCP_TRANSPORT_MAX_POLL_FDS];
     let Some(io) = &inner.io else {
         return Ok(inner);
     };
@@ -400,9 +408,11 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
 /// event before you wait: events already received do not make a
 /// descriptor ready.
 ///
-/// A memory transport gives 0 descriptors and the time to its next
-/// deadline; after `MCP_EVENT_CLOSED`, only the wake-up descriptor and 0
-/// (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most 3 descriptors.
+/// A memory transport gives 0 descriptors and the time to its next deadline
+/// (as `mcp_transport_next_deadline`). After `MCP_EVENT_CLOSED` a descriptor
+/// transport gives only its wake-up descriptor, and every transport the time
+/// 0 (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most
+/// `MCP_TRANSPORT_MAX_POLL_FDS` descriptors.
 ///
 /// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t, n or timeout_ms
 /// NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`
@@ -433,7 +443,7 @@ pub unsafe extern "C" fn mcp_transport_poll_fds(
                 fd: -1,
                 events: 0,
                 revents: 0,
-            }; 3];
+            }; MCP_TRANSPORT_MAX_POLL_FDS];
             let needed = match &inner.io {
                 Some(io) => io.poll_set(&inner.core, &mut set),
                 None => 0,
@@ -442,14 +452,7 @@ pub unsafe extern "C" fn mcp_transport_poll_fds(
             if needed > cap {
                 return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
             }
-            let timeout = if inner.core.is_closed() {
-                0
-            } else {
-                match inner.core.next_deadline() {
-                    None => -1,
-                    Some(at) => millis_rounded_up(at, Instant::now()),
-                }
-            };
+            let timeout = millis_to_deadline(&inner.core);
             // SAFETY: `fds` holds `cap` >= `needed` writable entries and
             // `timeout_ms` is writable, by the caller's contract.
             unsafe {

@@ -29,10 +29,16 @@ use crate::{Error, Event, Transport};
 
 pub use event::{McpEvent, McpEventKind};
 #[cfg(unix)]
-pub use fds::{mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS};
+pub use fds::{
+    mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS,
+    MCP_TRANSPORT_MAX_POLL_FDS,
+};
 
 /// The grace `mcp_transport_free` gives an open transport: 2 s.
 const FREE_GRACE: Duration = Duration::from_secs(2);
+
+/// The output queue's bound in a new transport, in bytes: 64 MiB.
+pub const MCP_TRANSPORT_DEFAULT_MAX_QUEUED: usize = 64 << 20;
 
 /// One MCP stdio connection (opaque): the peer's messages as events, our
 /// requests numbered, matched with their answers and timed out, and what we
@@ -43,12 +49,16 @@ const FREE_GRACE: Duration = Duration::from_secs(2);
 /// descriptors); free it with `mcp_transport_free`.
 ///
 /// Threads: the sending calls (`send`, `request`, `notify`, `respond`,
-/// `respond_error`, `cancel`, `close`, `set_max_queued`) may be made from any
-/// thread, concurrently, also while another thread waits in
-/// `mcp_transport_next_event`, which they wake. The receiving calls
-/// (`next_event`, `receive`, `receive_end`, `take_output`, `read_output`,
-/// `poll_fds`, `set_max_line_len`) are for one thread at a time.
-/// `mcp_transport_free` must not overlap any other call.
+/// `respond_error`, `cancel`, `close`, `set_max_queued`), the calls that
+/// take output (`take_output`, `read_output`) and `next_deadline` may be made
+/// from any thread, concurrently, also while another thread waits in
+/// `mcp_transport_next_event`, which the sends wake. The receiving calls
+/// (`next_event`, `receive`, `receive_end`, `poll_fds`, `set_max_line_len`)
+/// are for one thread at a time. `mcp_transport_free` must not overlap any
+/// other call.
+///
+/// Event data borrows the transport until the next `next_event`, `receive`
+/// or `receive_end` on it, or its free; no other call disturbs it.
 pub struct McpTransport {
     inner: Mutex<Inner>,
     /// Wakes a thread waiting in `next_event` on a memory transport.
@@ -353,7 +363,8 @@ pub unsafe extern "C" fn mcp_transport_send(
 /// `params` out. With `timeout_ms` > 0, an unanswered request gives one
 /// `MCP_EVENT_REQUEST_TIMED_OUT` event at its deadline and, unless `method`
 /// is `initialize` (MCP forbids cancelling it), the transport sends
-/// `notifications/cancelled` for it. 0: no deadline.
+/// `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":N,"reason":"request timed out"}}`.
+/// 0: no deadline.
 ///
 /// Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (method
 /// NULL), `MCP_STATUS_INVALID_ARGUMENT` (method not UTF-8; params valid JSON
@@ -640,8 +651,8 @@ pub unsafe extern "C" fn mcp_transport_receive_end(t: *mut McpTransport) -> McpS
 /// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or out NULL),
 /// `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport, which writes by
 /// itself), `MCP_STATUS_OUT_OF_MEMORY` (nothing moved) or
-/// `MCP_STATUS_POISONED`. Works after `MCP_EVENT_CLOSED` too. One thread at
-/// a time with the other receiving calls.
+/// `MCP_STATUS_POISONED`. Works after `MCP_EVENT_CLOSED` too. Any thread
+/// (it touches only the queue; event data stays valid).
 ///
 /// # Safety
 /// `t` is NULL or a live transport; `out` is NULL or points to writable
@@ -680,7 +691,8 @@ pub unsafe extern "C" fn mcp_transport_take_output(
 ///
 /// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or buf NULL
 /// with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport) or
-/// `MCP_STATUS_POISONED`. One thread at a time with the other receiving calls.
+/// `MCP_STATUS_POISONED`. Any thread (it touches only the queue; event data
+/// stays valid).
 ///
 /// # Safety
 /// `t` is NULL or a live transport; `buf` is NULL or points to `cap`
@@ -724,6 +736,54 @@ pub unsafe extern "C" fn mcp_transport_read_output(
     })
 }
 
+/// Writes to `*timeout_ms` the milliseconds until the transport's next
+/// deadline (a request's, or the end of a closing grace), rounded up so
+/// that waiting that long never wakes too early: -1 when nothing is
+/// scheduled, 0 when one is due now or `MCP_EVENT_CLOSED` was delivered
+/// (take the events). For drivers of a memory transport (`poll_fds` gives
+/// the same time along with the descriptors).
+///
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or timeout_ms NULL)
+/// or `MCP_STATUS_POISONED`. Any thread.
+///
+/// # Safety
+/// `t` is NULL or a live transport; `timeout_ms` is NULL or points to a
+/// writable `int32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_next_deadline(
+    t: *mut McpTransport,
+    timeout_ms: *mut i32,
+) -> McpStatus {
+    ffi_boundary!(mcp_transport_next_deadline, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        let (_, inner) = match unsafe { lock(t) } {
+            Ok(locked) => locked,
+            Err(status) => return status,
+        };
+        if timeout_ms.is_null() {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        }
+        // SAFETY: non-null and writable, by the caller's contract.
+        unsafe { timeout_ms.write(millis_to_deadline(&inner.core)) };
+        McpStatus::MCP_STATUS_OK
+    })
+}
+
+/// Milliseconds to the core's next deadline, rounded up (at most
+/// `i32::MAX`); -1: none; 0 once closed.
+fn millis_to_deadline(core: &Transport) -> i32 {
+    if core.is_closed() {
+        return 0;
+    }
+    match core.next_deadline() {
+        None => -1,
+        Some(at) => {
+            let left = at.saturating_duration_since(Instant::now());
+            i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
+        }
+    }
+}
+
 // ---- Events ----
 
 /// How long `next_event` may wait.
@@ -759,9 +819,9 @@ enum Wait {
 /// `*ev` is written only on `MCP_STATUS_OK`. A peer that goes away is not
 /// an error: its end (or a write refused with EPIPE) closes the transport.
 ///
-/// The event's data is valid until the next receiving call on `t` (this one
-/// included, whatever it returns) or its free. A receiving call: one thread
-/// at a time; sends from other threads wake it.
+/// The event's data is valid until the next `next_event` (whatever it
+/// returns), `receive` or `receive_end` on `t`, or its free. A receiving
+/// call: one thread at a time; sends from other threads wake it.
 ///
 /// # Safety
 /// `t` is NULL or a live transport; `ev` is NULL or points to writable

@@ -364,6 +364,30 @@ fn a_panic_in_a_transport_call_poisons_that_transport() {
 }
 
 #[test]
+fn the_header_constants_are_the_core_s() {
+    assert_eq!(
+        MCP_TRANSPORT_DEFAULT_MAX_QUEUED,
+        crate::Transport::new().max_queued()
+    );
+    unsafe {
+        let t = mcp_transport_new();
+        let mut ms = 7;
+        assert_eq!(mcp_transport_next_deadline(t, &mut ms), MCP_STATUS_OK);
+        assert_eq!(ms, -1);
+        let mut id = 0;
+        let st = mcp_transport_request(t, c"m".as_ptr(), ptr::null(), 0, 60_000, &mut id);
+        assert_eq!(st, MCP_STATUS_OK);
+        assert_eq!(mcp_transport_next_deadline(t, &mut ms), MCP_STATUS_OK);
+        assert!((59_000..=60_000).contains(&ms), "{ms}");
+        assert_eq!(
+            mcp_transport_next_deadline(t, ptr::null_mut()),
+            MCP_STATUS_NULL_ARGUMENT
+        );
+        mcp_transport_free(t);
+    }
+}
+
+#[test]
 fn transports_may_be_shared_between_threads() {
     fn shared<T: Send + Sync>() {}
     shared::<McpTransport>();
