@@ -18,6 +18,7 @@ mod reader;
 mod envelope;
 // After `envelope`: events hold one.
 mod transport;
+
 #[cfg(unix)]
 mod sigpipe;
 mod status;
@@ -36,17 +37,16 @@ pub use reader::{
     MCP_READER_SKIP_INVALID,
 };
 pub use slice::McpSlice;
+pub use status::{mcp_status_str, McpStatus};
 pub use transport::{
     mcp_transport_cancel, mcp_transport_close, mcp_transport_free, mcp_transport_new,
     mcp_transport_next_event, mcp_transport_notify, mcp_transport_read_output,
-    mcp_transport_receive, mcp_transport_receive_end, mcp_transport_request,
-    mcp_transport_respond, mcp_transport_respond_error, mcp_transport_send,
-    mcp_transport_set_max_line_len, mcp_transport_set_max_queued, mcp_transport_take_output,
-    McpEvent, McpEventKind, McpTransport,
+    mcp_transport_receive, mcp_transport_receive_end, mcp_transport_request, mcp_transport_respond,
+    mcp_transport_respond_error, mcp_transport_send, mcp_transport_set_max_line_len,
+    mcp_transport_set_max_queued, mcp_transport_take_output, McpEvent, McpEventKind, McpTransport,
 };
 #[cfg(unix)]
 pub use transport::{mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS};
-pub use status::{mcp_status_str, McpStatus};
 pub use version::{mcp_stdio_abi_version, mcp_stdio_version, MCP_STDIO_ABI_VERSION};
 
 #[cfg(any(test, feature = "panic-injection"))]

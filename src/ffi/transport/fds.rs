@@ -63,7 +63,12 @@ impl FdIo {
                 // SAFETY: `out` is a live slice; write(2) and send(2) only read it.
                 let n = unsafe {
                     if self.write_is_socket {
-                        libc::send(self.write_fd, out.as_ptr().cast(), out.len(), libc::MSG_NOSIGNAL)
+                        libc::send(
+                            self.write_fd,
+                            out.as_ptr().cast(),
+                            out.len(),
+                            libc::MSG_NOSIGNAL,
+                        )
                     } else {
                         libc::write(self.write_fd, out.as_ptr().cast(), out.len())
                     }
