@@ -436,8 +436,12 @@ impl Transport {
             if let Some((message, envelope)) = self.reader.try_next_message_and_envelope()? {
                 return Ok(Some(match message {
                     Message::Json { line, rpc } => {
+                        // With no request pending, no answer can be ours: no
+                        // id to parse, no lookup (a host that only serves).
                         let ours = match rpc {
-                            Some(RpcKind::Response | RpcKind::Error) => {
+                            Some(RpcKind::Response | RpcKind::Error)
+                                if !self.requests.is_empty() =>
+                            {
                                 envelope.id.and_then(frame::our_id)
                             }
                             _ => None,
