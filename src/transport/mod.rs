@@ -425,6 +425,10 @@ impl Transport {
     /// `clock` only when it matters (a deadline or the closing grace is
     /// scheduled and no line is waiting): a driver then pays no clock read
     /// per message.
+    // Inlined into a driver's loop (the C ABI's `next_event`), the event is
+    // built straight from the line and its envelope, without the moves of an
+    // `Event` returned by value.
+    #[inline]
     pub fn try_next_event_at(
         &mut self,
         clock: impl FnOnce() -> Instant,
