@@ -6,8 +6,10 @@ Usage: report.py RESULTS_TXT MANIFEST_JSON OUT_MD OUT_PNG
 RESULTS_TXT holds the lines the runners printed, plus lines from run.sh:
   BENCH runner=R corpus=C chunk=N bytes=B messages=M errors=E seconds=BEST median=MED runs=K ...
   SKIP runner=R corpus=C chunk=N reason=free text to the end of the line
-  CALLGRIND bytes=B ir=IR workload=free text to the end of the line
+  CALLGRIND bytes=B ir=IR [messages=M transport=MODE] workload=free text to the end of the line
   INFO key=free text to the end of the line
+and the transport runner's lines (bench/runners/transport.c):
+  TRANSPORT mode=MODE corpus=C chunk=N bytes=B messages=M errors=E seconds=BEST median=MED runs=K ...
 
 Checks that every runner counted, per corpus file, exactly the valid messages (and invalid
 lines) the manifest says the file holds; a mismatch prints a loud error and exits 1 (after
@@ -18,6 +20,14 @@ import json
 import sys
 
 OURS = "mcp_stdio"
+# The transport benchmark's modes (bench/runners/transport.c), in display order.
+TRANSPORT_MODES = {
+    "bare": "bare reader (`MCP_READER_JSONRPC`)",
+    "memory": "memory transport",
+    "socketpair": "socketpair transport",
+}
+# The issue's bound on the memory transport's overhead on small messages.
+TRANSPORT_MAX_OVERHEAD = 0.25
 # Display order and descriptions.
 RUNNERS = {
     "mcp_stdio": "this library, C ABI, default flags (framing + RFC 8259 + UTF-8)",
@@ -56,7 +66,7 @@ def mbps(x):
 
 
 def parse(path):
-    bench, skips, callgrind, info = [], [], [], []
+    bench, skips, callgrind, info, transport = [], [], [], [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -65,18 +75,18 @@ def parse(path):
                 key, _, value = rest.partition("=")
                 info.append((key, value))
                 continue
-            if tag not in ("BENCH", "SKIP", "CALLGRIND"):
+            if tag not in ("BENCH", "SKIP", "CALLGRIND", "TRANSPORT"):
                 continue
             tail = None  # free text at the end of SKIP and CALLGRIND lines
             if tag in ("SKIP", "CALLGRIND"):
                 rest, _, tail = rest.partition(" reason=" if tag == "SKIP" else " workload=")
             fields = dict(kv.split("=", 1) for kv in rest.split() if "=" in kv)
-            if tag == "BENCH":
+            if tag in ("BENCH", "TRANSPORT"):
                 for k in ("chunk", "bytes", "messages", "errors", "runs"):
                     fields[k] = int(fields[k])
                 for k in ("seconds", "median"):
                     fields[k] = float(fields[k])
-                bench.append(fields)
+                (bench if tag == "BENCH" else transport).append(fields)
             elif tag == "SKIP":
                 fields["chunk"] = int(fields["chunk"])
                 fields["reason"] = tail
@@ -84,9 +94,11 @@ def parse(path):
             else:
                 fields["bytes"] = int(fields["bytes"])
                 fields["ir"] = int(fields["ir"])
+                if "messages" in fields:
+                    fields["messages"] = int(fields["messages"])
                 fields["workload"] = tail
                 callgrind.append(fields)
-    return bench, skips, callgrind, info
+    return bench, skips, callgrind, info, transport
 
 
 def md_table(header, rows, align=None):
@@ -101,7 +113,10 @@ def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
     results_path, manifest_path, out_md, out_png = sys.argv[1:]
-    bench, skips, callgrind, info = parse(results_path)
+    bench, skips, callgrind, info, transport = parse(results_path)
+    # Instruction counts of the transport benchmark (per message) apart from the others (per byte).
+    transport_cg = {w["transport"]: w for w in callgrind if "transport" in w}
+    callgrind = [w for w in callgrind if "transport" not in w]
     with open(manifest_path, encoding="utf-8") as f:
         manifest = json.load(f)
     files = manifest["files"]
@@ -232,6 +247,14 @@ def main():
         gbs = b["bytes"] / 1e9 / b["seconds"]
         goals.append(f"- `mcp_encode` at 1 GB/s or more on {b['corpus']} input: {gbs:.2f} GB/s: "
                      f"**{'met' if gbs >= 1 else 'not met'}**")
+    tcell = {(b["mode"], b["corpus"]): b for b in transport}
+    tcorpora = [c for c in CORPORA if any(k[1] == c for k in tcell)]
+    tcorpora += sorted({k[1] for k in tcell} - set(tcorpora))
+
+    def overhead(mode, c):  # median time of `mode` over the bare reader's, minus 1
+        a, b = tcell.get(("bare", c)), tcell.get((mode, c))
+        return b["median"] / a["median"] - 1 if a and b else None
+
     if goals:
         md += ["## The goals of issue 5, on this run", ""] + goals + [
             "", "(On a loaded machine a goal can read 'not met' from noise alone: see the noise table.)", ""]
@@ -274,6 +297,44 @@ def main():
                "Valgrind does not emulate AVX-512: these are the counts of the AVX2 (or older) code path "
                "the library selects under valgrind.", ""]
 
+    if transport:
+        truns = sorted({b["runs"] for b in transport})
+
+        def cell_text(b):
+            return f"{si(b['messages'] / b['median'])} msgs/s, {mbps(b['bytes'] / 1e6 / b['median'])} MB/s"
+
+        modes = [m for m in TRANSPORT_MODES if any(k[0] == m for k in tcell)]
+        rows = []
+        for c in tcorpora:
+            row = [c] + [cell_text(tcell[(m, c)]) if (m, c) in tcell else "-" for m in modes]
+            for m in modes[1:]:
+                o = overhead(m, c)
+                row.append("-" if o is None else f"{100 * o:+.0f}%")
+            rows.append(row)
+        header = ["corpus"] + [TRANSPORT_MODES[m] for m in modes] + [
+            f"{TRANSPORT_MODES[m].split()[0]} overhead" for m in modes[1:]]
+        md += [f"## Transport: `McpTransport` against the bare reader (64 KiB chunks; median of "
+               f"{'/'.join(map(str, truns))} rounds, the modes alternating within each round)", "",
+               md_table(header, rows), "",
+               "Overhead: the mode's median time over the bare reader's, minus 1 (what the transport "
+               "costs on top of framing, validating and classifying). The socketpair column includes the "
+               "writer thread's write(2) calls and the transport's read(2) and poll(2).", ""]
+        if "bare" in transport_cg and "memory" in transport_cg:
+            b, m = transport_cg["bare"], transport_cg["memory"]
+            bare_ir, mem_ir = b["ir"] / b["messages"], m["ir"] / m["messages"]
+            md += [f"Instructions per message (callgrind, {b['messages']:,} small messages, 1 MiB, 64 KiB chunks; "
+                   f"stable under load): bare reader {bare_ir:,.0f}, memory transport {mem_ir:,.0f}: "
+                   f"{mem_ir - bare_ir:+,.0f} ({100 * (mem_ir / bare_ir - 1):+.1f}%).", ""]
+        small_overhead = overhead("memory", "small")
+        if small_overhead is not None:
+            cg = ""
+            if "bare" in transport_cg and "memory" in transport_cg:
+                cg = f"; in instructions {100 * (mem_ir / bare_ir - 1):+.0f}%"
+            md += [f"The memory transport within {100 * TRANSPORT_MAX_OVERHEAD:.0f}% of the bare reader on small "
+                   f"messages (median time): {100 * small_overhead:+.0f}%{cg}: "
+                   f"**{'met' if small_overhead <= TRANSPORT_MAX_OVERHEAD else 'not met'}** (timings on a loaded "
+                   f"machine are noisy; the instruction count is not).", ""]
+
     # The count check.
     problems = []
     for b in reads:
@@ -287,6 +348,15 @@ def main():
                 f"{b['runner']} on {f['file']} in {chunk_name(b['chunk'])} chunks counted {b['messages']} valid "
                 f"messages and {b['errors']} invalid lines over {b['bytes']} bytes; the file holds {f['valid']} "
                 f"valid, {f['invalid']} invalid, {f['bytes']} bytes")
+    for b in transport:
+        f = files.get(b["corpus"])
+        if f is None:
+            problems.append(f"transport {b['mode']} {b['corpus']}: no such corpus in the manifest")
+        elif (b["messages"], b["errors"], b["bytes"]) != (f["valid"], f["invalid"], f["bytes"]):
+            problems.append(
+                f"the transport benchmark ({b['mode']}) on {f['file']} counted {b['messages']} valid messages and "
+                f"{b['errors']} invalid lines over {b['bytes']} bytes; the file holds {f['valid']} valid, "
+                f"{f['invalid']} invalid, {f['bytes']} bytes")
     for b in encodes:
         f = files.get(f"encode-{b['corpus']}")
         if f and (b["messages"], b["errors"]) != (f["lines"], 0):
@@ -296,7 +366,7 @@ def main():
         md += ["## !!! COUNT MISMATCH !!!", ""] + [f"- {p}" for p in problems] + [""]
     else:
         md += [f"Message counts: every runner counted exactly the valid messages (and invalid lines) of every "
-               f"corpus file ({len(reads)} cells checked).", ""]
+               f"corpus file ({len(reads) + len(transport)} cells checked).", ""]
 
     text = "\n".join(md)
     with open(out_md, "w", encoding="utf-8") as f:

@@ -21,6 +21,10 @@
 #   BENCH_SKIP_1B   runner:corpus cells not run in 1-byte chunks (quadratic peers, see
 #                   bench/README.md) ["python:large ts-sdk:large naive-rust:large"]
 #   BENCH_CALLGRIND 0 to skip the instruction counts [1]
+#   BENCH_TRANSPORT_CORPORA corpora of the transport benchmark (McpTransport, memory and
+#                   socketpair, against the bare reader; "" skips it) ["small mixed"]
+#   BENCH_TRANSPORT_RUNS rounds of the transport benchmark per process, the median
+#                   reported [3 x BENCH_RUNS]
 set -euo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -35,6 +39,8 @@ corpora="${BENCH_CORPORA:-small mixed large escape crlf}"
 runners="${BENCH_RUNNERS:-mcp_stdio mcp_stdio+jsonrpc naive-rust python ts-sdk go simdjson-native simdjson-portable}"
 skip_1b="${BENCH_SKIP_1B-python:large ts-sdk:large naive-rust:large}"
 do_callgrind="${BENCH_CALLGRIND:-1}"
+transport_corpora="${BENCH_TRANSPORT_CORPORA-small mixed}"
+transport_runs="${BENCH_TRANSPORT_RUNS:-$((runs * 3))}"
 
 out="$root/target/bench"
 bin="$out/bin"
@@ -87,13 +93,15 @@ fingerprint() {
 wants() { [[ " $runners " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------------------
-step "build: mcp-stdio (cargo build --release) and its C runner"
+step "build: mcp-stdio (cargo build --release) and its C runners"
 build_ours() {
     cargo build --release --quiet
     gcc -O2 -g -std=c11 -Wall -Wextra -Iinclude bench/runners/mcp_stdio.c target/release/libmcp_stdio.a \
         -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o "$bin/mcp_stdio_runner"
+    gcc -O2 -g -std=c11 -Wall -Wextra -Iinclude bench/runners/transport.c target/release/libmcp_stdio.a \
+        -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o "$bin/transport_runner"
 }
-timed "cargo build --release + C runner" build_ours
+timed "cargo build --release + C runners" build_ours
 
 if wants naive-rust; then
     step "build: naive Rust baseline (bench/runners/naive-rust, serde_json pinned)"
@@ -187,7 +195,7 @@ serde_json_version="$(grep -A1 '^name = "serde_json"' bench/runners/naive-rust/C
     echo "INFO date=$(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "INFO machine=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
     echo "INFO load average at start=$(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine makes timings noisy)"
-    echo "INFO settings=BENCH_SIZE_MB=$size_mb BENCH_RUNS=$runs BENCH_PROCESSES=$processes BENCH_SLICE_MB=$slice_mb BENCH_ENCODE_MB=$encode_mb"
+    echo "INFO settings=BENCH_SIZE_MB=$size_mb BENCH_RUNS=$runs BENCH_PROCESSES=$processes BENCH_SLICE_MB=$slice_mb BENCH_ENCODE_MB=$encode_mb BENCH_TRANSPORT_RUNS=$transport_runs"
     echo "INFO mcp-stdio=$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet -- src 2>/dev/null || echo ' + uncommitted changes in src/'), $(rustc --version)"
     echo "INFO C runner=$(gcc --version | head -n 1), -O2, static libmcp_stdio.a"
     echo "INFO naive-rust=serde_json $serde_json_version"
@@ -269,6 +277,41 @@ for r in "${!unavailable[@]}"; do
     echo "SKIP runner=$r corpus=all chunk=0 reason=not available here: ${unavailable[$r]}" >>"$results"
 done
 
+if [[ -n "$transport_corpora" ]]; then
+    step "transport: McpTransport (memory, socketpair) against the bare reader, 64 KiB chunks, $transport_runs rounds in each of $processes process(es)"
+    t0=$SECONDS
+    for c in $transport_corpora; do
+        log="$logs/transport.$c.log"
+        lines=""
+        for ((k = 0; k < processes; k++)); do
+            if tout="$("$bin/transport_runner" "$c" "$corpus_dir/$c.ndjson" "$transport_runs" 2>>"$log")"; then
+                lines+="$tout"$'\n'
+            else
+                failed=1
+                echo "SKIP runner=transport corpus=$c chunk=65536 reason=FAILED, see target/bench/logs/$(basename "$log")" >>"$results"
+                echo "!! the transport benchmark on $c FAILED:"
+                tail -n 5 "$log"
+                lines=""
+                break
+            fi
+        done
+        [[ -n "$lines" ]] || continue
+        # Per mode, the process with the lowest median (the other cells keep the fastest process).
+        awk '/^TRANSPORT / {
+                for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+                m = f["mode"]
+                if (!(m in best)) { name[++n] = m }
+                if (!(m in best) || f["median"] + 0 < med[m]) { best[m] = $0; med[m] = f["median"] + 0 }
+            }
+            END { for (i = 1; i <= n; i++) print best[name[i]] }' <<<"$lines" |
+            tee -a "$results" | awk '{
+                for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+                printf "%-7s %-11s %10.1f MB/s %12.0f msgs/s (median of %s)\n", f["corpus"], f["mode"],
+                    f["bytes"] / f["median"] / 1e6, f["messages"] / f["median"], f["runs"] }'
+    done
+    setup_times+=("transport benchmark: $((SECONDS - t0))s")
+fi
+
 step "mcp_encode: compact and pretty-printed documents (${encode_mb} MiB of each)"
 for kind in compact pretty; do
     if line="$("$bin/mcp_stdio_runner" encode mcp_encode "$kind" "$corpus_dir/encode-$kind.docs" "$runs" \
@@ -318,6 +361,26 @@ if [[ "$do_callgrind" != 0 ]]; then
         encode cg cg "$corpus_dir/cg-encode-compact.docs" 1
     callgrind "mcp_encode the same documents, pretty-printed" one_encode_pass "$corpus_dir/cg-encode-pretty.docs" \
         encode cg cg "$corpus_dir/cg-encode-pretty.docs" 1
+    # The transport's cost per message: the same fixed small workload through the bare
+    # reader with classification and through a memory transport (bench/runners/transport.c).
+    callgrind_transport() { # MODE FILE
+        local mode="$1" file="$2" outf="$out/callgrind/transport-$1.out" ir msgs
+        if ! msgs="$(valgrind --tool=callgrind --collect-atstart=no --toggle-collect="${mode}_pass" \
+            --callgrind-out-file="$outf" "$bin/transport_runner" cg "$file" 1 "$mode" 2>"$logs/callgrind.log" |
+            sed -n 's/^TRANSPORT .* messages=\([0-9]*\) .*/\1/p')" || [[ -z "$msgs" ]] ||
+            ! ir="$(sed -n 's/^summary: //p' "$outf")" || [[ -z "$ir" ]]; then
+            failed=1
+            echo "!! callgrind on the transport runner ($mode) FAILED:"
+            tail -n 5 "$logs/callgrind.log"
+            return 0
+        fi
+        echo "CALLGRIND bytes=$(stat -c %s "$file") ir=$ir messages=$msgs transport=$mode workload=transport: $mode, small 1 MiB, 64 KiB chunks" |
+            tee -a "$results"
+    }
+    if [[ -n "$transport_corpora" ]]; then
+        callgrind_transport bare "$corpus_dir/cg-small.ndjson"
+        callgrind_transport memory "$corpus_dir/cg-small.ndjson"
+    fi
     setup_times+=("callgrind: $((SECONDS - t0))s")
 fi
 

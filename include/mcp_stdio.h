@@ -847,14 +847,6 @@ bool mcp_json_string_eq(const uint8_t *token,
                         const char *text);
 
 /**
- * A short English description of `status`, for logs.
- *
- * Returns a static NUL-terminated string (never NULL, never to be freed);
- * unknown codes get a generic description. Thread-safe.
- */
-const char *mcp_status_str(int32_t status);
-
-/**
  * Creates a memory transport: it does no I/O and holds no descriptor. You
  * hand it the peer's bytes (`mcp_transport_receive`, then
  * `mcp_transport_receive_end` when the peer closed), take what it queued for
@@ -1289,6 +1281,14 @@ McpStatus mcp_transport_poll_fds(struct McpTransport *t,
                                  size_t *n,
                                  int32_t *timeout_ms);
 #endif
+
+/**
+ * A short English description of `status`, for logs.
+ *
+ * Returns a static NUL-terminated string (never NULL, never to be freed);
+ * unknown codes get a generic description. Thread-safe.
+ */
+const char *mcp_status_str(int32_t status);
 
 /**
  * The library's version, `"MAJOR.MINOR.PATCH"` (equal to `MCP_STDIO_VERSION`

@@ -17,10 +17,11 @@ mod reader;
 // After `reader`: the header declares the envelope after the reader.
 mod envelope;
 // After `envelope`: events hold one.
+mod transport;
+
 #[cfg(unix)]
 mod sigpipe;
 mod status;
-mod transport;
 mod version;
 
 pub use buffer::{mcp_buffer_free, McpBuffer};

@@ -425,6 +425,10 @@ impl Transport {
     /// `clock` only when it matters (a deadline or the closing grace is
     /// scheduled and no line is waiting): a driver then pays no clock read
     /// per message.
+    // Inlined into a driver's loop (the C ABI's `next_event`), the event is
+    // built straight from the line and its envelope, without the moves of an
+    // `Event` returned by value.
+    #[inline]
     pub fn try_next_event_at(
         &mut self,
         clock: impl FnOnce() -> Instant,
@@ -436,8 +440,12 @@ impl Transport {
             if let Some((message, envelope)) = self.reader.try_next_message_and_envelope()? {
                 return Ok(Some(match message {
                     Message::Json { line, rpc } => {
+                        // With no request pending, no answer can be ours: no
+                        // id to parse, no lookup (a host that only serves).
                         let ours = match rpc {
-                            Some(RpcKind::Response | RpcKind::Error) => {
+                            Some(RpcKind::Response | RpcKind::Error)
+                                if !self.requests.is_empty() =>
+                            {
                                 envelope.id.and_then(frame::our_id)
                             }
                             _ => None,

@@ -52,6 +52,11 @@ impl Requests {
         }
     }
 
+    /// No request is waiting for its answer.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
     pub(crate) fn get(&self, id: i64) -> Option<Pending> {
         self.pending.get(&id).copied()
     }

@@ -82,6 +82,7 @@ pub struct McpEvent {
 
 impl McpEvent {
     /// An event of `kind` with every other field "does not apply".
+    #[inline]
     fn empty(kind: McpEventKind) -> McpEvent {
         McpEvent {
             kind: kind as i32,
@@ -98,6 +99,9 @@ impl McpEvent {
 }
 
 impl From<Event<'_>> for McpEvent {
+    // Inlined into `next_event`, the event is built in the caller's memory
+    // instead of in a temporary that is then copied.
+    #[inline]
     fn from(event: Event<'_>) -> Self {
         match event {
             Event::Message { line, envelope } => McpEvent {
