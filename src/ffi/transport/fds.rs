@@ -328,6 +328,22 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
             McpStatus::MCP_STATUS_IO_ERROR
         }
     };
+    let fds: &[c_int] = if read_fd == write_fd {
+        &[read_fd]
+    } else {
+        &[read_fd, write_fd]
+    };
+    // The flags, read before the wake-up descriptor exists: a number that is
+    // not open would otherwise be the wake-up's own (the lowest free one)
+    // by the time it is checked, and pass.
+    let mut old = [0 as c_int; 2];
+    for (&fd, old) in fds.iter().zip(&mut old) {
+        // SAFETY: F_GETFL on a descriptor number; a bad one fails.
+        *old = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if *old == -1 {
+            return Err(io_error()());
+        }
+    }
     let wake = Wake::new().map_err(|_| io_error()())?;
     // Until it is handed over, `io` is a borrower: dropped on failure, it
     // gives back the flags it changed and closes nothing.
@@ -345,19 +361,9 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
     io.restore
         .try_reserve(2)
         .map_err(|_| McpStatus::MCP_STATUS_OUT_OF_MEMORY)?;
-    let fds: &[c_int] = if read_fd == write_fd {
-        &[read_fd]
-    } else {
-        &[read_fd, write_fd]
-    };
-    for &fd in fds {
-        // SAFETY: F_GETFL/F_SETFL on a descriptor number; a bad one fails.
-        let old = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        if old == -1 {
-            return Err(io_error()());
-        }
+    for (&fd, &old) in fds.iter().zip(&old) {
         if old & libc::O_NONBLOCK == 0 {
-            // SAFETY: as above.
+            // SAFETY: F_SETFL on a descriptor number; a bad one fails.
             if unsafe { libc::fcntl(fd, libc::F_SETFL, old | libc::O_NONBLOCK) } == -1 {
                 return Err(io_error()());
             }
