@@ -1254,6 +1254,39 @@ static void test_peer_stops_reading(void)
     CHECK(!sigpipe_pending());
     mcp_transport_free(t);
     CHECK(fd_is_closed(sv[0]));
+
+    /* What the peer wrote before it went is delivered, though a write
+     * finds it gone first: the answer to 1 is a RESPONSE, not a failure. */
+    make_socketpair(sv);
+    set_nonblocking(sv[1]);
+    t = OPEN_FDS(sv[0], sv[0], 0);
+    CHECK_STATUS(mcp_transport_request(t, "a", NULL, 0, 0, &id), MCP_STATUS_OK);
+    EXPECT_NO_EVENT(t);
+    PEER_GOT(sv[1], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n");
+    PEER_WRITE_LIT(sv[1], "{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}\n"
+                          "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+    close(sv[1]);
+    CHECK_STATUS(mcp_transport_request(t, "b", NULL, 0, 0, &id), MCP_STATUS_OK); /* queued */
+    EXPECT_EVENT_WITHIN(t, 1000, MCP_EVENT_MESSAGE, -1);
+    EXPECT_EVENT_WITHIN(t, 1000, MCP_EVENT_RESPONSE, 1);
+    EXPECT_EVENT_WITHIN(t, 1000, MCP_EVENT_REQUEST_FAILED, 2);
+    EXPECT_EVENT_WITHIN(t, 1000, MCP_EVENT_CLOSED, -1);
+    mcp_transport_free(t);
+
+    /* The same on pipes: the peer stops reading but its answer is there. */
+    make_pipes(&p);
+    t = OPEN_FDS(p.to_us[0], p.to_peer[1], 0);
+    CHECK_STATUS(mcp_transport_request(t, "a", NULL, 0, 0, &id), MCP_STATUS_OK);
+    EXPECT_NO_EVENT(t);
+    PEER_GOT(p.to_peer[0], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n");
+    PEER_WRITE_LIT(p.to_us[1], "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+    close(p.to_peer[0]);
+    CHECK_STATUS(mcp_transport_notify(t, "n", NULL, 0), MCP_STATUS_OK);
+    EXPECT_EVENT_WITHIN(t, 1000, MCP_EVENT_RESPONSE, 1);
+    EXPECT_EVENT_WITHIN(t, 1000, MCP_EVENT_CLOSED, -1);
+    CHECK(!sigpipe_pending());
+    close(p.to_us[1]);
+    mcp_transport_free(t);
 }
 
 /* One socket both ways, owned: close() writes the whole queue (more than

@@ -39,7 +39,13 @@ pub(super) struct FdIo {
     wake: Wake,
     /// `wake` was signalled and not drained since.
     signalled: bool,
+    /// A write was refused: what the peer wrote before it went is still to
+    /// be read, before the transport ends.
+    read_left: bool,
 }
+
+/// Reads (of up to 64 KiB) of what a peer that went away left unread: 1 MiB.
+const LEFT_READS: usize = 16;
 
 impl FdIo {
     /// Wakes the thread polling this transport's descriptors.
@@ -100,6 +106,7 @@ impl FdIo {
                         }
                         core.write_failed();
                         self.end_write(core);
+                        self.read_left = true;
                         break;
                     }
                 }
@@ -133,6 +140,24 @@ impl FdIo {
                 }
             }
         }
+    }
+
+    /// After a refused write, reads what the peer wrote before it went (an
+    /// answer, say: it is delivered, not failed), up to `LEFT_READS` reads so
+    /// that a peer still writing cannot hold the end back. Called before the
+    /// transport is asked for its next event, never while an event's data
+    /// is lent out (reading may move the reader's buffer).
+    pub(super) fn read_left(&mut self, core: &mut Transport) -> Result<(), Error> {
+        if !self.read_left {
+            return Ok(());
+        }
+        self.read_left = false;
+        for _ in 0..LEFT_READS {
+            if !self.read(core)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Reads once what the peer sent (up to 64 KiB) straight into the
@@ -357,6 +382,7 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
         write_open: true,
         wake,
         signalled: false,
+        read_left: false,
     };
     io.restore
         .try_reserve(2)
