@@ -303,7 +303,6 @@ fn a_hundred_thousand_requests_one_thread_per_transport() {
         (seen, batches)
     });
 
-    let a = a;
     let mut c = Client::new(a.0);
     let mut ev = new_event();
     while !c.done() {
