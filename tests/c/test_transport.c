@@ -844,13 +844,13 @@ static void test_timeouts(void)
 
     /* Deadlines passing together: earliest first (ids 4 and 6 have the
      * earlier deadlines though they were sent after 3 and 5). */
-    CHECK_STATUS(mcp_transport_request(t, "a", NULL, 0, 40, &id), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_transport_request(t, "a", NULL, 0, 100, &id), MCP_STATUS_OK);
     CHECK(id == 3);
-    CHECK_STATUS(mcp_transport_request(t, "b", NULL, 0, 20, &id), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_transport_request(t, "b", NULL, 0, 50, &id), MCP_STATUS_OK);
     CHECK(id == 4);
-    CHECK_STATUS(mcp_transport_request(t, "c", NULL, 0, 40, &id), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_transport_request(t, "c", NULL, 0, 100, &id), MCP_STATUS_OK);
     CHECK(id == 5);
-    CHECK_STATUS(mcp_transport_request(t, "d", NULL, 0, 20, &id), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_transport_request(t, "d", NULL, 0, 50, &id), MCP_STATUS_OK);
     CHECK(id == 6);
     CHECK_STATUS(mcp_transport_request(t, "none", NULL, 0, 0, &id), MCP_STATUS_OK); /* no deadline */
     CHECK(id == 7);
@@ -866,7 +866,7 @@ static void test_timeouts(void)
                      "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"cancelled\"}\n"
                      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
                      "\"requestId\":8,\"reason\":\"never mind\"}}\n");
-    sleep_ms(60);
+    sleep_ms(150);
     /* A line received comes before the deadlines that passed. */
     CHECK_STATUS(RECEIVE_LIT(t, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n"), MCP_STATUS_OK);
     ev = EXPECT_EVENT(t, MCP_EVENT_MESSAGE, -1);
@@ -1196,7 +1196,7 @@ static void test_borrowed_pipes(void)
     t = OPEN_FDS(p.to_us[0], p.to_peer[1], MCP_TRANSPORT_BORROW_FDS);
     CHECK(is_nonblocking(p.to_us[0]) && is_nonblocking(p.to_peer[1]));
     CHECK_STATUS(mcp_transport_notify(t, "n", NULL, 0), MCP_STATUS_OK);
-    CHECK_STATUS(mcp_transport_close(t, 50), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_transport_close(t, 5000), MCP_STATUS_OK);
     EXPECT_NO_EVENT(t); /* the queue written; a borrowed write end stays open */
     PEER_GOT(p.to_peer[0], "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
     {
@@ -1384,7 +1384,7 @@ static void test_borrowed_socket(void)
     EXPECT_EVENT_WITHIN(t, 1000, MCP_EVENT_RESPONSE, 1);
     CHECK_STATUS(mcp_transport_request(t, "m", NULL, 0, 0, &id), MCP_STATUS_OK);
     CHECK(id == 2);
-    CHECK_STATUS(mcp_transport_close(t, 40), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_transport_close(t, 300), MCP_STATUS_OK);
     EXPECT_NO_EVENT(t);
     PEER_GOT(sv[1], "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"m\"}\n"); /* and no end */
     /* The peer stays: CLOSED at the grace. */
