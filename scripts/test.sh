@@ -10,7 +10,8 @@
 #   stress      release: the hostile-input catalogue and the stress tests (1 GiB
 #               unterminated line, 10,000 readers, 8 threads, a 300 MB soak)
 #   miri        the FFI layer under Miri (Stacked and Tree Borrows)
-#   tsan        the threads stress test under ThreadSanitizer (nightly)
+#   tsan        the threads stress tests (readers; sends on one transport from
+#               many threads) under ThreadSanitizer (nightly)
 #   demo        the C host and C server on the library, over pipes
 #   swift       the Swift module map, imported with clang -fmodules
 #   packaging   install into a prefix; consumers via pkg-config (shared and
@@ -41,7 +42,8 @@ stress() { cargo test --release --test hostile --test 'stress_*' -- --nocapture;
 miri() { bash scripts/miri.sh; }
 tsan() {
     RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan \
-        cargo +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu --test stress_threads
+        cargo +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu \
+        --test stress_threads --test transport_threads
 }
 demo() { bash scripts/demo.sh; }
 swift() { bash bindings/swift/test.sh; }

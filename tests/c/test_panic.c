@@ -447,6 +447,233 @@ static void armed_abi_version(const char *name)
     }
 }
 
+/* ---- the transport: every call but new, open_fds and free takes its lock;
+ * a panic there poisons it ---- */
+
+/* A memory transport with request 1 pending, one line received and not yet
+ * taken, and output queued: every call below succeeds on it. */
+static McpTransport *loaded_transport(void)
+{
+    McpTransport *t = mcp_transport_new();
+    int64_t id = 0;
+    if (!CHECK(t != NULL)) {
+        check_summary();
+        exit(1);
+    }
+    CHECK_STATUS(mcp_transport_request(t, "m", NULL, 0, 0, &id), MCP_STATUS_OK);
+    CHECK(id == 1);
+    CHECK_STATUS(mcp_transport_receive(t, LIT_PTR("{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n"),
+                                       LIT_LEN("{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n")),
+                 MCP_STATUS_OK);
+    return t;
+}
+
+/* Everything a transport call may write, sentinel-filled. */
+typedef struct {
+    McpEvent ev;
+    McpBuffer buf;
+    int64_t id;
+    size_t n;
+    int32_t timeout;
+    struct pollfd fds[3];
+    uint8_t bytes[64];
+} TransportOuts;
+
+static void sentinel_outs(TransportOuts *o)
+{
+    memset(o, 0x5a, sizeof *o);
+}
+
+/* Field by field (padding is unspecified once the library writes a struct);
+ * `n` is not compared: a count, written on every return that is not a panic. */
+static int outs_untouched(const TransportOuts *o)
+{
+    TransportOuts s;
+    size_t i;
+    int ok;
+    sentinel_outs(&s);
+    ok = o->ev.kind == s.ev.kind && o->ev.request_id == s.ev.request_id &&
+         o->ev.data == s.ev.data && o->ev.len == s.ev.len && o->buf.data == s.buf.data &&
+         o->buf.len == s.buf.len && o->id == s.id && o->timeout == s.timeout &&
+         memcmp(o->bytes, s.bytes, sizeof s.bytes) == 0;
+    for (i = 0; i < 3; i++) {
+        ok = ok && o->fds[i].fd == s.fds[i].fd && o->fds[i].events == s.fds[i].events;
+    }
+    return ok;
+}
+
+static const char *const TRANSPORT_CALLS[] = {
+    "mcp_transport_set_max_line_len",
+    "mcp_transport_set_max_queued",
+    "mcp_transport_send",
+    "mcp_transport_request",
+    "mcp_transport_notify",
+    "mcp_transport_respond",
+    "mcp_transport_respond_error",
+    "mcp_transport_cancel",
+    "mcp_transport_close",
+    "mcp_transport_receive",
+    "mcp_transport_receive_end",
+    "mcp_transport_take_output",
+    "mcp_transport_read_output",
+    "mcp_transport_next_event",
+    "mcp_transport_poll_fds",
+};
+#define N_TRANSPORT_CALLS (sizeof TRANSPORT_CALLS / sizeof TRANSPORT_CALLS[0])
+
+/* Calls transport function `i` on `t` with valid arguments (MCP_STATUS_OK
+ * on a loaded transport), or, with `null_args`, with every other pointer
+ * NULL (a poisoned transport is refused before its arguments are looked at). */
+static McpStatus call_transport(size_t i, McpTransport *t, TransportOuts *o, int null_args)
+{
+    switch (i) {
+    case 0:
+        return mcp_transport_set_max_line_len(t, null_args ? 0 : 1000);
+    case 1:
+        return mcp_transport_set_max_queued(t, null_args ? 0 : 1000);
+    case 2:
+        return null_args ? mcp_transport_send(t, NULL, 5) : mcp_transport_send(t, LIT_PTR("{}"), 2);
+    case 3:
+        return mcp_transport_request(t, null_args ? NULL : "m", NULL, 0, 0, &o->id);
+    case 4:
+        return mcp_transport_notify(t, null_args ? NULL : "n", NULL, 0);
+    case 5:
+        return null_args ? mcp_transport_respond(t, NULL, 1, NULL, 2)
+                         : mcp_transport_respond(t, LIT_PTR("7"), 1, LIT_PTR("{}"), 2);
+    case 6:
+        return mcp_transport_respond_error(t, LIT_PTR("7"), 1, -1, null_args ? NULL : "x");
+    case 7:
+        return mcp_transport_cancel(t, null_args ? 99 : 1, NULL);
+    case 8:
+        return mcp_transport_close(t, 0);
+    case 9:
+        return null_args ? mcp_transport_receive(t, NULL, 3)
+                         : mcp_transport_receive(t, LIT_PTR("[1]\n"), 4);
+    case 10:
+        return mcp_transport_receive_end(t);
+    case 11:
+        return mcp_transport_take_output(t, null_args ? NULL : &o->buf);
+    case 12:
+        return null_args ? mcp_transport_read_output(t, NULL, 5, &o->n)
+                         : mcp_transport_read_output(t, o->bytes, sizeof o->bytes, &o->n);
+    case 13:
+        return mcp_transport_next_event(t, 0, null_args ? NULL : &o->ev);
+    default:
+        return null_args ? mcp_transport_poll_fds(t, NULL, 1, &o->n, NULL)
+                         : mcp_transport_poll_fds(t, o->fds, 3, &o->n, &o->timeout);
+    }
+}
+
+/* Every transport call refuses `t` with MCP_STATUS_POISONED, whatever its
+ * other arguments, writing nothing but the counts (0). */
+static void check_transport_poisoned(McpTransport *t, const char *after)
+{
+    size_t i;
+    int null_args;
+    for (null_args = 0; null_args <= 1; null_args++) {
+        for (i = 0; i < N_TRANSPORT_CALLS; i++) {
+            TransportOuts o;
+            McpStatus st;
+            sentinel_outs(&o);
+            st = call_transport(i, t, &o, null_args);
+            if (!CHECK(st == MCP_STATUS_POISONED)) {
+                printf("    after a panic in %s, %s%s returned %ld (%s), want "
+                       "MCP_STATUS_POISONED\n",
+                       after, TRANSPORT_CALLS[i], null_args ? " (NULL arguments)" : "", (long)st,
+                       status_name(st));
+            }
+            CHECK(outs_untouched(&o));
+            if (i == 12 || i == 14) {
+                CHECK(o.n == 0); /* read_output's and poll_fds' count: 0 */
+            }
+        }
+    }
+}
+
+/* A transport call armed: its panic value, outputs untouched (the count
+ * too: the panic came before it was written), the transport poisoned for
+ * every call but free; other transports unaffected. */
+static void armed_transport_call(const char *name)
+{
+    size_t i = 0;
+    McpTransport *victim, *bystander;
+    TransportOuts o;
+    McpStatus st;
+
+    while (i < N_TRANSPORT_CALLS && strcmp(TRANSPORT_CALLS[i], name) != 0) {
+        i++;
+    }
+    if (!CHECK(i < N_TRANSPORT_CALLS)) {
+        printf("    %s is not in TRANSPORT_CALLS\n", name);
+        return;
+    }
+    victim = loaded_transport();
+    bystander = loaded_transport();
+    sentinel_outs(&o);
+    arm(name);
+    st = call_transport(i, victim, &o, 0);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(outs_untouched(&o) && o.n == (size_t)0x5a5a5a5a5a5a5a5aull);
+    check_transport_poisoned(victim, name);
+    mcp_transport_free(victim); /* a poisoned transport is freed (valgrind: no leak) */
+
+    /* The same call on another transport works. */
+    sentinel_outs(&o);
+    st = call_transport(i, bystander, &o, 0);
+    if (!CHECK(st == MCP_STATUS_OK)) {
+        printf("    %s on another transport returned %ld (%s)\n", name, (long)st,
+               status_name(st));
+    }
+    if (i == 11) {
+        mcp_buffer_free(&o.buf);
+    }
+    mcp_transport_free(bystander);
+}
+
+static void armed_transport_new(const char *name)
+{
+    McpTransport *t;
+    arm(name);
+    t = mcp_transport_new();
+    disarm(name);
+    if (!CHECK(t == NULL)) {
+        printf("    %s, armed, returned a transport, want its panic value NULL\n", name);
+        mcp_transport_free(t);
+    }
+}
+
+/* The descriptors are neither taken nor changed. */
+static void armed_transport_open_fds(const char *name)
+{
+    int fds[2];
+    int flags0, flags1;
+    McpTransport *t = (McpTransport *)&check_passed_count;
+    McpStatus st;
+    make_pipe(fds);
+    flags0 = fcntl(fds[0], F_GETFL);
+    flags1 = fcntl(fds[1], F_GETFL);
+    arm(name);
+    st = mcp_transport_open_fds(fds[0], fds[1], 0, &t);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(t == (McpTransport *)&check_passed_count);
+    CHECK(fcntl(fds[0], F_GETFL) == flags0 && fcntl(fds[1], F_GETFL) == flags1);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+/* Frees anyway (the fault point comes after the transport is taken apart;
+ * valgrind and ASan check that nothing leaks). */
+static void armed_transport_free(const char *name)
+{
+    McpTransport *t = loaded_transport();
+    arm(name);
+    mcp_transport_free(t);
+    disarm(name);
+    CHECK(1); /* still alive */
+}
+
 /* How to call each function of the header armed, and check its panic value. */
 typedef struct {
     const char *name;
@@ -473,6 +700,24 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_status_str", armed_status_str},
     {"mcp_stdio_version", armed_version},
     {"mcp_stdio_abi_version", armed_abi_version},
+    {"mcp_transport_new", armed_transport_new},
+    {"mcp_transport_set_max_line_len", armed_transport_call},
+    {"mcp_transport_set_max_queued", armed_transport_call},
+    {"mcp_transport_send", armed_transport_call},
+    {"mcp_transport_request", armed_transport_call},
+    {"mcp_transport_notify", armed_transport_call},
+    {"mcp_transport_respond", armed_transport_call},
+    {"mcp_transport_respond_error", armed_transport_call},
+    {"mcp_transport_cancel", armed_transport_call},
+    {"mcp_transport_close", armed_transport_call},
+    {"mcp_transport_receive", armed_transport_call},
+    {"mcp_transport_receive_end", armed_transport_call},
+    {"mcp_transport_take_output", armed_transport_call},
+    {"mcp_transport_read_output", armed_transport_call},
+    {"mcp_transport_next_event", armed_transport_call},
+    {"mcp_transport_free", armed_transport_free},
+    {"mcp_transport_open_fds", armed_transport_open_fds},
+    {"mcp_transport_poll_fds", armed_transport_call},
 };
 #define N_PANIC_CASES (sizeof PANIC_CASES / sizeof PANIC_CASES[0])
 
@@ -703,6 +948,52 @@ static void test_panic_on_another_thread(void)
     mcp_line_reader_free(mine);
 }
 
+/* A descriptor transport poisoned (a panic while it held its lock) is still
+ * freed at once, its descriptors closed (owned) or given back their flags
+ * (borrowed); no I/O is attempted on it any more. */
+static void test_panic_poisons_a_descriptor_transport(void)
+{
+    int borrow;
+    for (borrow = 0; borrow <= 1; borrow++) {
+        int to_us[2], to_peer[2];
+        int flags_us, flags_peer;
+        McpTransport *t = NULL;
+        McpEvent ev;
+        make_pipe(to_us);
+        make_pipe(to_peer);
+        flags_us = fcntl(to_us[0], F_GETFL);
+        flags_peer = fcntl(to_peer[1], F_GETFL);
+        CHECK_STATUS(mcp_transport_open_fds(to_us[0], to_peer[1],
+                                            borrow ? MCP_TRANSPORT_BORROW_FDS : 0u, &t),
+                     MCP_STATUS_OK);
+        if (t == NULL) {
+            return;
+        }
+        CHECK_STATUS(mcp_transport_notify(t, "n", NULL, 0), MCP_STATUS_OK);
+        mcp_test_inject_panic("mcp_transport_next_event");
+        CHECK_STATUS(mcp_transport_next_event(t, -1, &ev), MCP_STATUS_PANIC);
+        mcp_test_inject_panic(NULL);
+        CHECK_STATUS(mcp_transport_next_event(t, -1, &ev), MCP_STATUS_POISONED);
+        CHECK_STATUS(mcp_transport_close(t, 0), MCP_STATUS_POISONED);
+        check_transport_poisoned(t, "mcp_transport_next_event (descriptors)");
+        set_nonblocking(to_peer[0]);
+        CHECK(pipe_is_empty(to_peer[0])); /* the notification was never written */
+        mcp_transport_free(t); /* at once: the peer never closes its end here */
+        if (borrow) {
+            CHECK(fcntl(to_us[0], F_GETFL) == flags_us && fcntl(to_peer[1], F_GETFL) == flags_peer);
+            close(to_us[0]);
+            close(to_peer[1]);
+        } else {
+            errno = 0;
+            CHECK(fcntl(to_us[0], F_GETFD) == -1 && errno == EBADF);
+            errno = 0;
+            CHECK(fcntl(to_peer[1], F_GETFD) == -1 && errno == EBADF);
+        }
+        close(to_us[1]);
+        close(to_peer[0]);
+    }
+}
+
 static void test_status_strings_describe_panics(void)
 {
     CHECK(strstr(mcp_status_str(MCP_STATUS_PANIC), "panic") != NULL);
@@ -726,6 +1017,7 @@ int main(int argc, char **argv)
     test_panic_in_write_all_writes_nothing();
     test_panic_in_read_fd_reads_nothing();
     test_panic_on_another_thread();
+    test_panic_poisons_a_descriptor_transport();
     test_status_strings_describe_panics();
 
     close(fds[0]);

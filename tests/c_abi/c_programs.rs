@@ -25,6 +25,7 @@ const C_TESTS: &[&str] = &[
     "test_encode",
     "test_meta",
     "test_envelope",
+    "test_transport",
 ];
 
 // ---------------------------------------------------------------------------

@@ -43,7 +43,13 @@ pub(super) struct FdIo {
     wake: Wake,
     /// `wake` was signalled and not drained since.
     signalled: bool,
+    /// A write was refused: what the peer wrote before it went is still to
+    /// be read, before the transport ends.
+    read_left: bool,
 }
+
+/// Reads (of up to 64 KiB) of what a peer that went away left unread: 1 MiB.
+const LEFT_READS: usize = 16;
 
 impl FdIo {
     /// Wakes the thread polling this transport's descriptors.
@@ -104,6 +110,7 @@ impl FdIo {
                         }
                         core.write_failed();
                         self.end_write(core);
+                        self.read_left = true;
                         break;
                     }
                 }
@@ -137,6 +144,24 @@ impl FdIo {
                 }
             }
         }
+    }
+
+    /// After a refused write, reads what the peer wrote before it went (an
+    /// answer, say: it is delivered, not failed), up to `LEFT_READS` reads so
+    /// that a peer still writing cannot hold the end back. Called before the
+    /// transport is asked for its next event, never while an event's data
+    /// is lent out (reading may move the reader's buffer).
+    pub(super) fn read_left(&mut self, core: &mut Transport) -> Result<(), Error> {
+        if !self.read_left {
+            return Ok(());
+        }
+        self.read_left = false;
+        for _ in 0..LEFT_READS {
+            if !self.read(core)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Reads once what the peer sent (up to 64 KiB) straight into the
@@ -336,6 +361,22 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
             McpStatus::MCP_STATUS_IO_ERROR
         }
     };
+    let fds: &[c_int] = if read_fd == write_fd {
+        &[read_fd]
+    } else {
+        &[read_fd, write_fd]
+    };
+    // The flags, read before the wake-up descriptor exists: a number that is
+    // not open would otherwise be the wake-up's own (the lowest free one)
+    // by the time it is checked, and pass.
+    let mut old = [0 as c_int; 2];
+    for (&fd, old) in fds.iter().zip(&mut old) {
+        // SAFETY: F_GETFL on a descriptor number; a bad one fails.
+        *old = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if *old == -1 {
+            return Err(io_error()());
+        }
+    }
     let wake = Wake::new().map_err(|_| io_error()())?;
     // Until it is handed over, `io` is a borrower: dropped on failure, it
     // gives back the flags it changed and closes nothing.
@@ -349,23 +390,14 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
         write_open: true,
         wake,
         signalled: false,
+        read_left: false,
     };
     io.restore
         .try_reserve(2)
         .map_err(|_| McpStatus::MCP_STATUS_OUT_OF_MEMORY)?;
-    let fds: &[c_int] = if read_fd == write_fd {
-        &[read_fd]
-    } else {
-        &[read_fd, write_fd]
-    };
-    for &fd in fds {
-        // SAFETY: F_GETFL/F_SETFL on a descriptor number; a bad one fails.
-        let old = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        if old == -1 {
-            return Err(io_error()());
-        }
+    for (&fd, &old) in fds.iter().zip(&old) {
         if old & libc::O_NONBLOCK == 0 {
-            // SAFETY: as above.
+            // SAFETY: F_SETFL on a descriptor number; a bad one fails.
             if unsafe { libc::fcntl(fd, libc::F_SETFL, old | libc::O_NONBLOCK) } == -1 {
                 return Err(io_error()());
             }

@@ -884,6 +884,11 @@ unsafe fn next_event<'a>(
             let Inner { core, io, .. } = &mut *inner;
             if let Some(io) = io {
                 io.flush(core);
+                // A refused write ends the transport, but after the lines
+                // the peer sent before it went.
+                if let Err(e) = io.read_left(core) {
+                    return Err(e.into());
+                }
             }
         }
         match inner.core.try_next_event_at(Instant::now) {
