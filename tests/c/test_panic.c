@@ -517,6 +517,7 @@ static const char *const TRANSPORT_CALLS[] = {
     "mcp_transport_take_output",
     "mcp_transport_read_output",
     "mcp_transport_next_event",
+    "mcp_transport_next_deadline",
     "mcp_transport_poll_fds",
 };
 #define N_TRANSPORT_CALLS (sizeof TRANSPORT_CALLS / sizeof TRANSPORT_CALLS[0])
@@ -558,6 +559,8 @@ static McpStatus call_transport(size_t i, McpTransport *t, TransportOuts *o, int
                          : mcp_transport_read_output(t, o->bytes, sizeof o->bytes, &o->n);
     case 13:
         return mcp_transport_next_event(t, 0, null_args ? NULL : &o->ev);
+    case 14:
+        return mcp_transport_next_deadline(t, null_args ? NULL : &o->timeout);
     default:
         return null_args ? mcp_transport_poll_fds(t, NULL, 1, &o->n, NULL)
                          : mcp_transport_poll_fds(t, o->fds, 3, &o->n, &o->timeout);
@@ -583,7 +586,7 @@ static void check_transport_poisoned(McpTransport *t, const char *after)
                        status_name(st));
             }
             CHECK(outs_untouched(&o));
-            if (i == 12 || i == 14) {
+            if (i == 12 || i == 15) {
                 CHECK(o.n == 0); /* read_output's and poll_fds' count: 0 */
             }
         }
@@ -715,6 +718,7 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_transport_take_output", armed_transport_call},
     {"mcp_transport_read_output", armed_transport_call},
     {"mcp_transport_next_event", armed_transport_call},
+    {"mcp_transport_next_deadline", armed_transport_call},
     {"mcp_transport_free", armed_transport_free},
     {"mcp_transport_open_fds", armed_transport_open_fds},
     {"mcp_transport_poll_fds", armed_transport_call},
