@@ -1183,7 +1183,10 @@ McpStatus mcp_transport_next_deadline(struct McpTransport *t,
  *   `MCP_STATUS_POISONED`.
  *
  * `*ev` is written only on `MCP_STATUS_OK`. A peer that goes away is not
- * an error: its end (or a write refused with EPIPE) closes the transport.
+ * an error: its end (or a write refused with EPIPE) closes the transport,
+ * after the lines it sent before it went. A descriptor transport reads what
+ * has already arrived before it times a request out, so an answer that came
+ * in time is a response even if `next_event` was called late.
  *
  * The event's data is valid until the next `next_event` (whatever it
  * returns), `receive` or `receive_end` on `t`, or its free. A receiving

@@ -1554,6 +1554,31 @@ static void test_poll_fds(void)
     }
 }
 
+/* An answer that arrived before the transport looked, but after the
+ * deadline passed, is the request's RESPONSE, not a timeout: what is
+ * already there is read before deadlines are judged. */
+static void test_an_arrived_answer_beats_its_passed_deadline(void)
+{
+    int sv[2];
+    McpTransport *t;
+    int64_t id = 0;
+    char buf[256];
+    int eof = 0;
+
+    make_socketpair(sv);
+    set_nonblocking(sv[1]);
+    t = OPEN_FDS(sv[0], sv[0], 0);
+    CHECK_STATUS(mcp_transport_request(t, "slow", NULL, 0, 20, &id), MCP_STATUS_OK);
+    EXPECT_NO_EVENT(t); /* writes the request */
+    CHECK(peer_read_now(sv[1], buf, sizeof buf, &eof) > 0);
+    PEER_WRITE_LIT(sv[1], "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+    sleep_ms(60); /* the deadline passes with the answer unread */
+    EXPECT_EVENT(t, MCP_EVENT_RESPONSE, 1);
+    EXPECT_NO_EVENT(t);
+    close(sv[1]); /* the peer's end first: free has nothing to wait for */
+    mcp_transport_free(t);
+}
+
 int main(void)
 {
     test_null_arguments();
@@ -1569,6 +1594,7 @@ int main(void)
     test_owned_pipes();
     test_borrowed_pipes();
     test_peer_stops_reading();
+    test_an_arrived_answer_beats_its_passed_deadline();
     test_owned_socket_close_flushes_then_ends();
     test_borrowed_socket();
     test_poll_fds();

@@ -817,7 +817,10 @@ enum Wait {
 ///   `MCP_STATUS_POISONED`.
 ///
 /// `*ev` is written only on `MCP_STATUS_OK`. A peer that goes away is not
-/// an error: its end (or a write refused with EPIPE) closes the transport.
+/// an error: its end (or a write refused with EPIPE) closes the transport,
+/// after the lines it sent before it went. A descriptor transport reads what
+/// has already arrived before it times a request out, so an answer that came
+/// in time is a response even if `next_event` was called late.
 ///
 /// The event's data is valid until the next `next_event` (whatever it
 /// returns), `receive` or `receive_end` on `t`, or its free. A receiving
@@ -888,6 +891,14 @@ unsafe fn next_event<'a>(
                 // the peer sent before it went.
                 if let Err(e) = io.read_left(core) {
                     return Err(e.into());
+                }
+                // A deadline is due: what already arrived (its answer,
+                // maybe) is read first, so that it is not timed out.
+                let due = core.next_deadline().is_some_and(|at| at <= Instant::now());
+                if due {
+                    if let Err(e) = io.read(core) {
+                        return Err(e.into());
+                    }
                 }
             }
         }
