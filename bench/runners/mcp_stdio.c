@@ -29,40 +29,8 @@
 
 #include "mcp_stdio.h"
 
-struct counts {
-    uint64_t messages;
-    uint64_t errors;
-    uint64_t checksum;
-};
-
-static void die(const char *what, const char *detail)
-{
-    fprintf(stderr, "mcp_stdio_runner: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    exit(2);
-}
-
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) die("cannot open", path);
-    if (fseek(f, 0, SEEK_END) != 0) die("cannot seek", path);
-    long size = ftell(f);
-    if (size < 0) die("cannot tell", path);
-    rewind(f);
-    uint8_t *data = malloc(size ? (size_t)size : 1);
-    if (!data) die("out of memory reading", path);
-    if (fread(data, 1, (size_t)size, f) != (size_t)size) die("short read", path);
-    fclose(f);
-    *len = (size_t)size;
-    return data;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define RUNNER_NAME "mcp_stdio_runner"
+#include "runner_util.h"
 
 static void drain(McpLineReader *reader, int jsonrpc, struct counts *c)
 {

@@ -42,6 +42,32 @@ pub(crate) fn set_errno(value: c_int) {
     };
 }
 
+/// One read(2) of at most `max` bytes from `fd`, appended to `buf`, which
+/// has room for them (`LineReader::append_with` reserved it); EINTR is
+/// retried. The bytes read (0: end of file), or the errno.
+pub(crate) fn read_appending(fd: c_int, buf: &mut Vec<u8>, max: usize) -> Result<usize, c_int> {
+    assert!(
+        buf.capacity() - buf.len() >= max,
+        "room reserved for the read"
+    );
+    loop {
+        let old = buf.len();
+        // SAFETY: `buf` has room for `max` more bytes (checked above);
+        // read(2) writes at most that many, and only the bytes it reports
+        // written become part of the vector.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().add(old).cast(), max) };
+        if n >= 0 {
+            // SAFETY: read(2) initialised these `n` <= `max` bytes.
+            unsafe { buf.set_len(old + n as usize) };
+            return Ok(n as usize);
+        }
+        let errno = last_errno();
+        if errno != libc::EINTR {
+            return Err(errno);
+        }
+    }
+}
+
 /// Reads once from `fd` what is available (up to 64 KiB) straight into the
 /// reader's buffer, as `mcp_line_reader_feed` would take those bytes; take the
 /// items with `mcp_line_reader_next_message`. An interrupted read (EINTR) is
@@ -76,22 +102,7 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
         let mut got = 0usize;
         let mut failure = 0;
         let read_once = |r: &mut LineReader| {
-            let appended = r.append_with(READ_CHUNK, |buf| loop {
-                let old = buf.len();
-                // SAFETY: `append_with` reserved READ_CHUNK bytes after
-                // `old`; read(2) writes at most that many, and only the
-                // bytes it reports written become part of the vector.
-                let n = unsafe { libc::read(fd, buf.as_mut_ptr().add(old).cast(), READ_CHUNK) };
-                if n >= 0 {
-                    // SAFETY: read(2) initialised these `n` <= READ_CHUNK bytes.
-                    unsafe { buf.set_len(old + n as usize) };
-                    break Ok(n as usize);
-                }
-                let errno = last_errno();
-                if errno != libc::EINTR {
-                    break Err(errno);
-                }
-            });
+            let appended = r.append_with(READ_CHUNK, |buf| read_appending(fd, buf, READ_CHUNK));
             match appended {
                 Err(e) => e.into(),
                 Ok(Ok(0)) => McpStatus::MCP_STATUS_END_OF_STREAM,

@@ -6,7 +6,7 @@ use std::ffi::c_int;
 use std::sync::MutexGuard;
 use std::time::Instant;
 
-use super::super::fd::{last_errno, set_errno};
+use super::super::fd::{last_errno, read_appending, set_errno};
 use super::super::sigpipe::SigpipeGuard;
 use super::wake::Wake;
 use super::{lock, millis_to_deadline, Inner, McpStatus, McpTransport};
@@ -172,22 +172,7 @@ impl FdIo {
             return Ok(false);
         }
         let fd = self.read_fd;
-        let read = core.receive_with(READ_CHUNK, |buf| loop {
-            let old = buf.len();
-            // SAFETY: `receive_with` reserved READ_CHUNK bytes after `old`;
-            // read(2) writes at most that many, and only the bytes it
-            // reports written become part of the vector.
-            let n = unsafe { libc::read(fd, buf.as_mut_ptr().add(old).cast(), READ_CHUNK) };
-            if n >= 0 {
-                // SAFETY: read(2) initialised these `n` <= READ_CHUNK bytes.
-                unsafe { buf.set_len(old + n as usize) };
-                break Ok(n as usize);
-            }
-            let errno = last_errno();
-            if errno != libc::EINTR {
-                break Err(errno);
-            }
-        });
+        let read = core.receive_with(READ_CHUNK, |buf| read_appending(fd, buf, READ_CHUNK));
         match read {
             Ok(Ok(n)) if n > 0 => Ok(true),
             Ok(Err(e)) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => Ok(false),
