@@ -900,6 +900,225 @@ McpStatus mcp_transport_set_max_queued(struct McpTransport *t,
                                        size_t bytes);
 
 /**
+ * Frees a transport and everything it holds. An open descriptor
+ * transport is closed first, as `mcp_transport_close(t, 2000)` does (or on
+ * the schedule of an earlier close), and this waits until it is: its
+ * queue written (or dropped at the grace) and the peer's end seen, at most
+ * about 2 s. A memory transport is freed at once (there is nothing to wait
+ * for); what it still queued is dropped. Owned descriptors are closed;
+ * borrowed ones get back the flags the transport changed. Events not yet
+ * taken are dropped. NULL is a no-op; a poisoned transport is freed too.
+ *
+ * # Safety
+ * `t` is NULL or a live transport, not used by any other call during or
+ * after this one.
+ */
+void mcp_transport_free(struct McpTransport *t);
+
+/**
+ * Writes to `*timeout_ms` the milliseconds until the transport's next
+ * deadline (a request's, or the end of a closing grace), rounded up so
+ * that waiting that long never wakes too early: -1 when nothing is
+ * scheduled, 0 when one is due now or `MCP_EVENT_CLOSED` was delivered
+ * (take the events). For drivers of a memory transport (`poll_fds` gives
+ * the same time along with the descriptors).
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or timeout_ms NULL)
+ * or `MCP_STATUS_POISONED`. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `timeout_ms` is NULL or points to a
+ * writable `int32_t`.
+ */
+McpStatus mcp_transport_next_deadline(struct McpTransport *t,
+                                      int32_t *timeout_ms);
+
+/**
+ * Takes the next event into `*ev`, waiting up to `timeout_ms` milliseconds
+ * for one (0: only what is ready now; negative: no limit). Meanwhile a
+ * descriptor transport writes its queue and reads the peer's bytes.
+ *
+ * Events come in this order: the peer's lines, in stream order (each an
+ * `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE` or `MCP_EVENT_INVALID`); then
+ * requests whose deadline has passed, `MCP_EVENT_REQUEST_TIMED_OUT`
+ * (earliest deadline first, ties by id); when closing has come to its end,
+ * `MCP_EVENT_REQUEST_FAILED` for every pending request (ascending ids),
+ * then `MCP_EVENT_CLOSED`, last.
+ *
+ * Returns:
+ * - `MCP_STATUS_OK`: `*ev` holds the next event;
+ * - `MCP_STATUS_NO_MESSAGE`: none came in time;
+ * - `MCP_STATUS_END_OF_STREAM`: `MCP_EVENT_CLOSED` was delivered before;
+ *   nothing more will come;
+ * - `MCP_STATUS_NULL_ARGUMENT` (t or ev NULL), `MCP_STATUS_OUT_OF_MEMORY`
+ *   (judging a line, or queuing a cancellation; call again),
+ *   `MCP_STATUS_IO_ERROR` (poll(2) failed; `errno` says why),
+ *   `MCP_STATUS_POISONED`.
+ *
+ * `*ev` is written only on `MCP_STATUS_OK`. A peer that goes away is not
+ * an error: its end (or a write refused with EPIPE) closes the transport,
+ * after the lines it sent before it went. A descriptor transport reads what
+ * has already arrived before it times a request out, so an answer that came
+ * in time is a response even if `next_event` was called late.
+ *
+ * The event's data is valid until the next `next_event` (whatever it
+ * returns), `receive` or `receive_end` on `t`, or its free. A receiving
+ * call: one thread at a time; sends from other threads wake it.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `ev` is NULL or points to writable
+ * memory for one `McpEvent`.
+ */
+McpStatus mcp_transport_next_event(struct McpTransport *t,
+                                   int32_t timeout_ms,
+                                   struct McpEvent *ev);
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Creates a transport that reads the peer's messages from `read_fd` and
+ * writes to `write_fd`: two pipes, a socket (pass it twice), a tty. The
+ * descriptors are made non-blocking; `mcp_transport_next_event` does the
+ * I/O. Writes never raise SIGPIPE (as `mcp_write_all`): a peer that stopped
+ * reading closes the transport instead.
+ *
+ * The transport owns the descriptors and closes them (the write side when
+ * closing ends, the rest at free), unless `flags` has
+ * `MCP_TRANSPORT_BORROW_FDS`: then it never closes them and at free gives
+ * them back the flags it changed. Defaults as `mcp_transport_new`. Each
+ * transport also holds one descriptor of its own (to be woken by other
+ * threads), close-on-exec.
+ *
+ * Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
+ * `mcp_transport_free`), or, with nothing created and the descriptors not
+ * taken (the caller still owns them, flags unchanged):
+ * `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
+ * negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
+ * descriptor is not open, or no descriptor was left for the wake-up:
+ * `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only.
+ *
+ * # Safety
+ * `out` is NULL or points to writable memory for one pointer. The
+ * descriptors are not closed or used for other I/O while the transport
+ * lives (read and write them only through it).
+ */
+McpStatus mcp_transport_open_fds(int read_fd,
+                                 int write_fd,
+                                 uint32_t flags,
+                                 struct McpTransport **out);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
+ * the descriptors to wait on now (`POLLIN` for the peer's bytes and for
+ * wake-ups by sends from other threads, `POLLOUT` when output is queued)
+ * and `*timeout_ms` with the milliseconds to the transport's next deadline
+ * (rounded up; -1: none; 0: due now). Wait for any of them or the time,
+ * then call `mcp_transport_next_event(t, 0, &ev)` until it returns
+ * `MCP_STATUS_NO_MESSAGE`, and ask again: the set changes. Take every
+ * event before you wait: events already received do not make a
+ * descriptor ready.
+ *
+ * A memory transport gives 0 descriptors and the time to its next deadline
+ * (as `mcp_transport_next_deadline`). After `MCP_EVENT_CLOSED` a descriptor
+ * transport gives only its wake-up descriptor, and every transport the time
+ * 0 (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most
+ * `MCP_TRANSPORT_MAX_POLL_FDS` descriptors.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t, n or timeout_ms
+ * NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`
+ * too small: `*n` is set to the number needed) or `MCP_STATUS_POISONED`.
+ * `*n` is written on every return when `n` is not NULL (0 on the other
+ * failures). A receiving call: one thread at a time. POSIX only.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `fds` is NULL or points to `cap`
+ * writable `struct pollfd`; `n` and `timeout_ms` are NULL or writable.
+ */
+McpStatus mcp_transport_poll_fds(struct McpTransport *t,
+                                 struct pollfd *fds,
+                                 size_t cap,
+                                 size_t *n,
+                                 int32_t *timeout_ms);
+#endif
+
+/**
+ * Hands a memory transport `len` bytes the peer sent, in chunks of any size
+ * (a message split across calls, or many in one, give the same events).
+ * Take the events with `mcp_transport_next_event(t, 0, &ev)` until
+ * `MCP_STATUS_NO_MESSAGE`.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or data NULL
+ * with `len` > 0), `MCP_STATUS_CLOSED` (after `mcp_transport_receive_end`,
+ * or once closing has come to its end), `MCP_STATUS_INVALID_ARGUMENT` (a
+ * descriptor transport, which reads by itself; `len` > PTRDIFF_MAX),
+ * `MCP_STATUS_OUT_OF_MEMORY` (nothing taken) or `MCP_STATUS_POISONED`.
+ * Invalidates the data of the last event. A receiving call: one thread at
+ * a time. `data` is only read during the call.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `data` is NULL or points to `len`
+ * readable bytes.
+ */
+McpStatus mcp_transport_receive(struct McpTransport *t,
+                                const uint8_t *data,
+                                size_t len);
+
+/**
+ * Tells a memory transport that the peer closed its end: a last line
+ * without a newline still counts, then the transport closes (pending
+ * requests get `MCP_EVENT_REQUEST_FAILED`, then `MCP_EVENT_CLOSED`).
+ *
+ * Returns `MCP_STATUS_OK` (also when repeated), `MCP_STATUS_NULL_ARGUMENT`
+ * (t NULL), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport),
+ * `MCP_STATUS_OUT_OF_MEMORY` (judging the last line; call again) or
+ * `MCP_STATUS_POISONED`. A receiving call: one thread at a time.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+McpStatus mcp_transport_receive_end(struct McpTransport *t);
+
+/**
+ * Moves everything a memory transport queued for the peer into `*out`, a
+ * buffer the caller owns and frees with `mcp_buffer_free`; `{NULL, 0}` when
+ * nothing is queued (nothing allocated then). Write the bytes to the peer
+ * in order. For no allocation per call, use `mcp_transport_read_output`.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or out NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport, which writes by
+ * itself), `MCP_STATUS_OUT_OF_MEMORY` (nothing moved) or
+ * `MCP_STATUS_POISONED`. Works after `MCP_EVENT_CLOSED` too. Any thread
+ * (it touches only the queue; event data stays valid).
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `out` is NULL or points to writable
+ * memory for one `McpBuffer` (its old contents are overwritten, not freed).
+ */
+McpStatus mcp_transport_take_output(struct McpTransport *t,
+                                    struct McpBuffer *out);
+
+/**
+ * Copies up to `cap` bytes of what a memory transport queued for the peer
+ * into the caller's `buf` and removes them from the queue; `*n` (when `n`
+ * is not NULL) is set on every return to the bytes copied (0 when nothing
+ * is queued). Call again until it gives 0. No allocation.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or buf NULL
+ * with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport) or
+ * `MCP_STATUS_POISONED`. Any thread (it touches only the queue; event data
+ * stays valid).
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `buf` is NULL or points to `cap`
+ * writable bytes; `n` is NULL or points to a writable `size_t`.
+ */
+McpStatus mcp_transport_read_output(struct McpTransport *t,
+                                    uint8_t *buf,
+                                    size_t cap,
+                                    size_t *n);
+
+/**
  * Queues one JSON text for the peer, as one compact line (as `mcp_encode`
  * writes it: whitespace outside strings removed, a trailing `\n`). For
  * messages the other sends do not build, such as an error with `data`.
@@ -1065,225 +1284,6 @@ McpStatus mcp_transport_cancel(struct McpTransport *t,
  */
 McpStatus mcp_transport_close(struct McpTransport *t,
                               uint32_t grace_ms);
-
-/**
- * Hands a memory transport `len` bytes the peer sent, in chunks of any size
- * (a message split across calls, or many in one, give the same events).
- * Take the events with `mcp_transport_next_event(t, 0, &ev)` until
- * `MCP_STATUS_NO_MESSAGE`.
- *
- * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or data NULL
- * with `len` > 0), `MCP_STATUS_CLOSED` (after `mcp_transport_receive_end`,
- * or once closing has come to its end), `MCP_STATUS_INVALID_ARGUMENT` (a
- * descriptor transport, which reads by itself; `len` > PTRDIFF_MAX),
- * `MCP_STATUS_OUT_OF_MEMORY` (nothing taken) or `MCP_STATUS_POISONED`.
- * Invalidates the data of the last event. A receiving call: one thread at
- * a time. `data` is only read during the call.
- *
- * # Safety
- * `t` is NULL or a live transport; `data` is NULL or points to `len`
- * readable bytes.
- */
-McpStatus mcp_transport_receive(struct McpTransport *t,
-                                const uint8_t *data,
-                                size_t len);
-
-/**
- * Tells a memory transport that the peer closed its end: a last line
- * without a newline still counts, then the transport closes (pending
- * requests get `MCP_EVENT_REQUEST_FAILED`, then `MCP_EVENT_CLOSED`).
- *
- * Returns `MCP_STATUS_OK` (also when repeated), `MCP_STATUS_NULL_ARGUMENT`
- * (t NULL), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport),
- * `MCP_STATUS_OUT_OF_MEMORY` (judging the last line; call again) or
- * `MCP_STATUS_POISONED`. A receiving call: one thread at a time.
- *
- * # Safety
- * `t` is NULL or a live transport.
- */
-McpStatus mcp_transport_receive_end(struct McpTransport *t);
-
-/**
- * Moves everything a memory transport queued for the peer into `*out`, a
- * buffer the caller owns and frees with `mcp_buffer_free`; `{NULL, 0}` when
- * nothing is queued (nothing allocated then). Write the bytes to the peer
- * in order. For no allocation per call, use `mcp_transport_read_output`.
- *
- * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or out NULL),
- * `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport, which writes by
- * itself), `MCP_STATUS_OUT_OF_MEMORY` (nothing moved) or
- * `MCP_STATUS_POISONED`. Works after `MCP_EVENT_CLOSED` too. Any thread
- * (it touches only the queue; event data stays valid).
- *
- * # Safety
- * `t` is NULL or a live transport; `out` is NULL or points to writable
- * memory for one `McpBuffer` (its old contents are overwritten, not freed).
- */
-McpStatus mcp_transport_take_output(struct McpTransport *t,
-                                    struct McpBuffer *out);
-
-/**
- * Copies up to `cap` bytes of what a memory transport queued for the peer
- * into the caller's `buf` and removes them from the queue; `*n` (when `n`
- * is not NULL) is set on every return to the bytes copied (0 when nothing
- * is queued). Call again until it gives 0. No allocation.
- *
- * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL, or buf NULL
- * with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (a descriptor transport) or
- * `MCP_STATUS_POISONED`. Any thread (it touches only the queue; event data
- * stays valid).
- *
- * # Safety
- * `t` is NULL or a live transport; `buf` is NULL or points to `cap`
- * writable bytes; `n` is NULL or points to a writable `size_t`.
- */
-McpStatus mcp_transport_read_output(struct McpTransport *t,
-                                    uint8_t *buf,
-                                    size_t cap,
-                                    size_t *n);
-
-/**
- * Writes to `*timeout_ms` the milliseconds until the transport's next
- * deadline (a request's, or the end of a closing grace), rounded up so
- * that waiting that long never wakes too early: -1 when nothing is
- * scheduled, 0 when one is due now or `MCP_EVENT_CLOSED` was delivered
- * (take the events). For drivers of a memory transport (`poll_fds` gives
- * the same time along with the descriptors).
- *
- * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t or timeout_ms NULL)
- * or `MCP_STATUS_POISONED`. Any thread.
- *
- * # Safety
- * `t` is NULL or a live transport; `timeout_ms` is NULL or points to a
- * writable `int32_t`.
- */
-McpStatus mcp_transport_next_deadline(struct McpTransport *t,
-                                      int32_t *timeout_ms);
-
-/**
- * Takes the next event into `*ev`, waiting up to `timeout_ms` milliseconds
- * for one (0: only what is ready now; negative: no limit). Meanwhile a
- * descriptor transport writes its queue and reads the peer's bytes.
- *
- * Events come in this order: the peer's lines, in stream order (each an
- * `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE` or `MCP_EVENT_INVALID`); then
- * requests whose deadline has passed, `MCP_EVENT_REQUEST_TIMED_OUT`
- * (earliest deadline first, ties by id); when closing has come to its end,
- * `MCP_EVENT_REQUEST_FAILED` for every pending request (ascending ids),
- * then `MCP_EVENT_CLOSED`, last.
- *
- * Returns:
- * - `MCP_STATUS_OK`: `*ev` holds the next event;
- * - `MCP_STATUS_NO_MESSAGE`: none came in time;
- * - `MCP_STATUS_END_OF_STREAM`: `MCP_EVENT_CLOSED` was delivered before;
- *   nothing more will come;
- * - `MCP_STATUS_NULL_ARGUMENT` (t or ev NULL), `MCP_STATUS_OUT_OF_MEMORY`
- *   (judging a line, or queuing a cancellation; call again),
- *   `MCP_STATUS_IO_ERROR` (poll(2) failed; `errno` says why),
- *   `MCP_STATUS_POISONED`.
- *
- * `*ev` is written only on `MCP_STATUS_OK`. A peer that goes away is not
- * an error: its end (or a write refused with EPIPE) closes the transport,
- * after the lines it sent before it went. A descriptor transport reads what
- * has already arrived before it times a request out, so an answer that came
- * in time is a response even if `next_event` was called late.
- *
- * The event's data is valid until the next `next_event` (whatever it
- * returns), `receive` or `receive_end` on `t`, or its free. A receiving
- * call: one thread at a time; sends from other threads wake it.
- *
- * # Safety
- * `t` is NULL or a live transport; `ev` is NULL or points to writable
- * memory for one `McpEvent`.
- */
-McpStatus mcp_transport_next_event(struct McpTransport *t,
-                                   int32_t timeout_ms,
-                                   struct McpEvent *ev);
-
-/**
- * Frees a transport and everything it holds. An open descriptor
- * transport is closed first, as `mcp_transport_close(t, 2000)` does (or on
- * the schedule of an earlier close), and this waits until it is: its
- * queue written (or dropped at the grace) and the peer's end seen, at most
- * about 2 s. A memory transport is freed at once (there is nothing to wait
- * for); what it still queued is dropped. Owned descriptors are closed;
- * borrowed ones get back the flags the transport changed. Events not yet
- * taken are dropped. NULL is a no-op; a poisoned transport is freed too.
- *
- * # Safety
- * `t` is NULL or a live transport, not used by any other call during or
- * after this one.
- */
-void mcp_transport_free(struct McpTransport *t);
-
-#if defined(MCP_STDIO_HAS_POSIX_IO)
-/**
- * Creates a transport that reads the peer's messages from `read_fd` and
- * writes to `write_fd`: two pipes, a socket (pass it twice), a tty. The
- * descriptors are made non-blocking; `mcp_transport_next_event` does the
- * I/O. Writes never raise SIGPIPE (as `mcp_write_all`): a peer that stopped
- * reading closes the transport instead.
- *
- * The transport owns the descriptors and closes them (the write side when
- * closing ends, the rest at free), unless `flags` has
- * `MCP_TRANSPORT_BORROW_FDS`: then it never closes them and at free gives
- * them back the flags it changed. Defaults as `mcp_transport_new`. Each
- * transport also holds one descriptor of its own (to be woken by other
- * threads), close-on-exec.
- *
- * Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
- * `mcp_transport_free`), or, with nothing created and the descriptors not
- * taken (the caller still owns them, flags unchanged):
- * `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
- * negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
- * descriptor is not open, or no descriptor was left for the wake-up:
- * `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only.
- *
- * # Safety
- * `out` is NULL or points to writable memory for one pointer. The
- * descriptors are not closed or used for other I/O while the transport
- * lives (read and write them only through it).
- */
-McpStatus mcp_transport_open_fds(int read_fd,
-                                 int write_fd,
-                                 uint32_t flags,
-                                 struct McpTransport **out);
-#endif
-
-#if defined(MCP_STDIO_HAS_POSIX_IO)
-/**
- * For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
- * the descriptors to wait on now (`POLLIN` for the peer's bytes and for
- * wake-ups by sends from other threads, `POLLOUT` when output is queued)
- * and `*timeout_ms` with the milliseconds to the transport's next deadline
- * (rounded up; -1: none; 0: due now). Wait for any of them or the time,
- * then call `mcp_transport_next_event(t, 0, &ev)` until it returns
- * `MCP_STATUS_NO_MESSAGE`, and ask again: the set changes. Take every
- * event before you wait: events already received do not make a
- * descriptor ready.
- *
- * A memory transport gives 0 descriptors and the time to its next deadline
- * (as `mcp_transport_next_deadline`). After `MCP_EVENT_CLOSED` a descriptor
- * transport gives only its wake-up descriptor, and every transport the time
- * 0 (`next_event` says `MCP_STATUS_END_OF_STREAM`). At most
- * `MCP_TRANSPORT_MAX_POLL_FDS` descriptors.
- *
- * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t, n or timeout_ms
- * NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`
- * too small: `*n` is set to the number needed) or `MCP_STATUS_POISONED`.
- * `*n` is written on every return when `n` is not NULL (0 on the other
- * failures). A receiving call: one thread at a time. POSIX only.
- *
- * # Safety
- * `t` is NULL or a live transport; `fds` is NULL or points to `cap`
- * writable `struct pollfd`; `n` and `timeout_ms` are NULL or writable.
- */
-McpStatus mcp_transport_poll_fds(struct McpTransport *t,
-                                 struct pollfd *fds,
-                                 size_t cap,
-                                 size_t *n,
-                                 int32_t *timeout_ms);
-#endif
 
 /**
  * A short English description of `status`, for logs.

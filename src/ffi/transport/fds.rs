@@ -8,8 +8,9 @@ use std::time::Instant;
 
 use super::super::fd::{last_errno, read_appending, set_errno};
 use super::super::sigpipe::SigpipeGuard;
+use super::events::millis_to_deadline;
 use super::wake::Wake;
-use super::{lock, millis_to_deadline, Inner, McpStatus, McpTransport};
+use super::{lock, Inner, McpStatus, McpTransport};
 use crate::reader::READ_CHUNK;
 use crate::{Error, Transport};
 
