@@ -90,10 +90,20 @@
 
 #if defined(MCP_STDIO_HAS_POSIX_IO)
 /**
- * The most descriptors `mcp_transport_poll_fds` gives: 3 (read, write,
- * wake-up).
+ * The most descriptors `mcp_transport_poll_fds` gives: 5 (read, write,
+ * wake-up, and for a spawned server its stderr and its pidfd).
  */
-#define MCP_TRANSPORT_MAX_POLL_FDS 3
+#define MCP_TRANSPORT_MAX_POLL_FDS 5
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * `mcp_transport_spawn` flag (Linux): the server is sent SIGKILL when the
+ * thread that spawned it ends (the host exits or crashes), through
+ * `PR_SET_PDEATHSIG`. Spawn from a thread that lives as long as the
+ * server should. Elsewhere `MCP_STATUS_INVALID_ARGUMENT`.
+ */
+#define MCP_TRANSPORT_KILL_ON_HOST_EXIT (1 << 2)
 #endif
 
 /**
@@ -178,6 +188,12 @@ enum McpStatus
    * The transport is closing or closed (or its peer went away): nothing was done.
    */
   MCP_STATUS_CLOSED = -10,
+  /**
+   * A server could not be started (`mcp_transport_spawn`); `errno` says
+   * why (ENOENT: no such program or working directory). Nothing is left
+   * behind: no process, no descriptor.
+   */
+  MCP_STATUS_SPAWN_FAILED = -11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -322,6 +338,99 @@ typedef enum McpEventKind McpEventKind;
 typedef int32_t McpEventKind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * How a spawned server's environment starts, before the
+ * `mcp_command_env` entries are laid over it.
+ */
+enum McpEnvMode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+  /**
+   * Only the host's variables that a server needs to run and no secret:
+   * `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` (the MCP SDKs'
+   * list), and `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR` (so that text,
+   * times and temporary files behave as on the host). Values that start
+   * with `()` (exported shell functions) are left out. The default.
+   */
+  MCP_ENV_DEFAULT = 0,
+#endif
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+  /**
+   * Every variable of the host.
+   */
+  MCP_ENV_INHERIT = 1,
+#endif
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+  /**
+   * No variable: only the `mcp_command_env` entries.
+   */
+  MCP_ENV_CLEAR = 2,
+#endif
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum McpEnvMode McpEnvMode;
+#else
+typedef int32_t McpEnvMode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Where a spawned server's stderr goes.
+ */
+enum McpStderrMode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+  /**
+   * To the host as `MCP_EVENT_STDERR` events, one per line (the default).
+   * Always drained, so a chatty server never blocks on it; lines longer
+   * than 64 KiB come in pieces of 64 KiB, and at most 1 MiB waits
+   * undelivered: beyond it the oldest lines are dropped and counted
+   * (`mcp_transport_stderr_dropped`).
+   */
+  MCP_STDERR_EVENTS = 0,
+#endif
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+  /**
+   * The host's own stderr.
+   */
+  MCP_STDERR_INHERIT = 1,
+#endif
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+  /**
+   * Nowhere (`/dev/null`).
+   */
+  MCP_STDERR_DISCARD = 2,
+#endif
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum McpStderrMode McpStderrMode;
+#else
+typedef int32_t McpStderrMode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * A command to spawn as an MCP server (opaque): create it with
+ * `mcp_command_new`, add to it, pass it to `mcp_transport_spawn` (as often
+ * as you like: to restart a server that exited, spawn the same command
+ * again), free it with `mcp_command_free`. One thread at a time.
+ */
+typedef struct McpCommand McpCommand;
+#endif
 
 /**
  * A line reader for one input stream (opaque).
@@ -527,6 +636,108 @@ extern "C" {
  * by this library and not changed since. Thread-safe for different buffers.
  */
 void mcp_buffer_free(struct McpBuffer *buf);
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Creates a command that runs `program`: a name looked up in the `PATH`
+ * the server will get (after the environment mode and the overlays; the
+ * host's `PATH` when the server gets none), or a path with a `/` (pass an
+ * absolute one). No arguments, `MCP_ENV_DEFAULT`, the host's working
+ * directory, `MCP_STDERR_EVENTS`.
+ *
+ * Returns a new command owned by the caller (free it with
+ * `mcp_command_free`), or NULL when `program` is NULL or memory is short.
+ * Thread-safe.
+ *
+ * # Safety
+ * `program` is NULL or a NUL-terminated string (copied).
+ */
+struct McpCommand *mcp_command_new(const char *program);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Appends one argument (copied; any bytes but NUL).
+ *
+ * Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or arg NULL).
+ *
+ * # Safety
+ * `cmd` is NULL or a live command; `arg` is NULL or NUL-terminated.
+ */
+McpStatus mcp_command_arg(struct McpCommand *cmd,
+                          const char *arg);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Sets the variable `name` to `value` in the server's environment, over
+ * what the mode gives; `value` NULL removes `name`. Later calls for the
+ * same name win.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or name NULL) or
+ * `MCP_STATUS_INVALID_ARGUMENT` (`name` empty or containing `=`).
+ *
+ * # Safety
+ * `cmd` is NULL or a live command; `name` and `value` are NULL or
+ * NUL-terminated (copied).
+ */
+McpStatus mcp_command_env(struct McpCommand *cmd,
+                          const char *name,
+                          const char *value);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Sets how the server's environment starts: an `McpEnvMode`.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd NULL) or
+ * `MCP_STATUS_INVALID_ARGUMENT` (not a mode).
+ *
+ * # Safety
+ * `cmd` is NULL or a live command.
+ */
+McpStatus mcp_command_env_mode(struct McpCommand *cmd,
+                               int32_t mode);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Sets the server's working directory (copied; checked when spawning: a
+ * missing one is `MCP_STATUS_SPAWN_FAILED` with `errno` ENOENT).
+ *
+ * Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or dir NULL).
+ *
+ * # Safety
+ * `cmd` is NULL or a live command; `dir` is NULL or NUL-terminated.
+ */
+McpStatus mcp_command_cwd(struct McpCommand *cmd,
+                          const char *dir);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Sets where the server's stderr goes: an `McpStderrMode`.
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd NULL) or
+ * `MCP_STATUS_INVALID_ARGUMENT` (not a mode).
+ *
+ * # Safety
+ * `cmd` is NULL or a live command.
+ */
+McpStatus mcp_command_stderr(struct McpCommand *cmd,
+                             int32_t mode);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Frees a command (transports spawned from it are not affected). NULL is
+ * a no-op.
+ *
+ * # Safety
+ * `cmd` is NULL or a live command, not used during or after this call.
+ */
+void mcp_command_free(struct McpCommand *cmd);
+#endif
 
 /**
  * Encodes one JSON text as one line for the stdio transport: validated (RFC
@@ -1284,6 +1495,77 @@ McpStatus mcp_transport_cancel(struct McpTransport *t,
  */
 McpStatus mcp_transport_close(struct McpTransport *t,
                               uint32_t grace_ms);
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Starts an MCP server as a child process and returns a transport on its
+ * stdin and stdout. The program is looked up in the `PATH` the server
+ * gets (see `mcp_command_new`); it runs in its own process group, with an
+ * empty signal mask, SIGPIPE at its default, and no descriptor of the host
+ * but the three it is given (all others are made close-on-exec in the
+ * child). Its stderr goes where `mcp_command_stderr` says. The transport
+ * owns the pipes and the process; no thread is started and no signal
+ * handler installed.
+ *
+ * Then, besides the rules of every transport:
+ * - `mcp_transport_close(t, grace_ms)` begins the MCP shutdown: what is
+ *   queued is written and the server's stdin closed (at the latest at the
+ *   grace), SIGTERM goes to its process group at `grace_ms` if it has not
+ *   exited, SIGKILL at twice `grace_ms`. `next_event` drives it; answers
+ *   still arriving are delivered.
+ * - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
+ *   its stdout and stderr have ended, or once its group was sent SIGKILL
+ *   (a grandchild holding the pipes cannot keep it open); pending requests
+ *   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
+ *   `term_signal` say how it ended.
+ * - A server that exits by itself closes the transport the same way (with
+ *   a 2 s grace for what it left running). To restart it, spawn the same
+ *   command again.
+ * - `mcp_transport_free` on an open transport closes it with a 2 s grace
+ *   (or on an earlier close's schedule) and waits: at most about twice the
+ *   grace. The server is always reaped, whatever the order of calls.
+ *
+ * `flags`: 0 or `MCP_TRANSPORT_KILL_ON_HOST_EXIT`.
+ *
+ * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
+ * started and nothing left behind (no process, no descriptor):
+ * `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_INVALID_ARGUMENT`
+ * (an unknown flag, or one meaning nothing here), `MCP_STATUS_SPAWN_FAILED`
+ * (`errno` says why: ENOENT for a program not found or a missing working
+ * directory, EACCES, E2BIG, EMFILE...), `MCP_STATUS_OUT_OF_MEMORY`.
+ * Thread-safe (`cmd` is only read). POSIX only.
+ *
+ * # Safety
+ * `cmd` is NULL or a live command not changed during the call; `out` is
+ * NULL or points to writable memory for one pointer.
+ */
+McpStatus mcp_transport_spawn(const struct McpCommand *cmd,
+                              uint32_t flags,
+                              struct McpTransport **out);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * The spawned server's process id (also its process group's), or -1 for
+ * a transport that spawned nothing, and for NULL.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+int32_t mcp_transport_pid(const struct McpTransport *t);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * The bytes of the spawned server's stderr lines dropped because more
+ * than 1 MiB waited undelivered (newlines included); 0 for NULL and for
+ * transports without stderr events.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+uint64_t mcp_transport_stderr_dropped(const struct McpTransport *t);
+#endif
 
 /**
  * A short English description of `status`, for logs.

@@ -10,6 +10,8 @@ mod boundary;
 mod slice;
 
 mod buffer;
+#[cfg(unix)]
+mod command;
 mod encode;
 #[cfg(unix)]
 mod fd;
@@ -45,6 +47,16 @@ pub use transport::{
     mcp_transport_request, mcp_transport_respond, mcp_transport_respond_error, mcp_transport_send,
     mcp_transport_set_max_line_len, mcp_transport_set_max_queued, mcp_transport_take_output,
     McpEvent, McpEventKind, McpTransport, MCP_TRANSPORT_DEFAULT_MAX_QUEUED,
+};
+#[cfg(unix)]
+pub use command::{
+    mcp_command_arg, mcp_command_cwd, mcp_command_env, mcp_command_env_mode, mcp_command_free,
+    mcp_command_new, mcp_command_stderr, McpCommand, McpEnvMode, McpStderrMode,
+};
+#[cfg(unix)]
+pub use transport::{
+    mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
+    MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
 #[cfg(unix)]
 pub use transport::{

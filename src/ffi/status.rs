@@ -49,6 +49,10 @@ pub enum McpStatus {
     MCP_STATUS_TIMED_OUT = -9,
     /// The transport is closing or closed (or its peer went away): nothing was done.
     MCP_STATUS_CLOSED = -10,
+    /// A server could not be started (`mcp_transport_spawn`); `errno` says
+    /// why (ENOENT: no such program or working directory). Nothing is left
+    /// behind: no process, no descriptor.
+    MCP_STATUS_SPAWN_FAILED = -11,
 }
 
 impl From<Error> for McpStatus {
@@ -106,6 +110,7 @@ every_status!(
     MCP_STATUS_BROKEN_PIPE,
     MCP_STATUS_TIMED_OUT,
     MCP_STATUS_CLOSED,
+    MCP_STATUS_SPAWN_FAILED,
 );
 
 impl McpStatus {
@@ -131,6 +136,7 @@ impl McpStatus {
             MCP_STATUS_BROKEN_PIPE => c"broken pipe: the peer closed its end",
             MCP_STATUS_TIMED_OUT => c"timed out: the deadline passed first",
             MCP_STATUS_CLOSED => c"the transport is closed",
+            MCP_STATUS_SPAWN_FAILED => c"the server could not be started (see errno)",
         }
     }
 }

@@ -65,6 +65,9 @@ pub struct Transport {
     close_at: Option<Instant>,
     /// `receive_end` was called.
     peer_ended: bool,
+    /// Only the peer's end ends closing, not the grace nor a failed write:
+    /// a driver supervising a process calls `receive_end` when it is gone.
+    ended_by_peer_only: bool,
     /// `write_failed` was called.
     write_failed: bool,
     /// Closing has come to its end: pending requests are failing.
@@ -99,6 +102,7 @@ impl Transport {
             close_called: false,
             close_at: None,
             peer_ended: false,
+            ended_by_peer_only: false,
             write_failed: false,
             ending: false,
             failing: Vec::new(),
@@ -332,6 +336,16 @@ impl Transport {
         self.close_called || self.peer_ended || self.write_failed || self.done
     }
 
+    /// Makes only the peer's end ([`receive_end`](Self::receive_end)) end
+    /// closing, not the grace nor a failed write: a driver that supervises
+    /// a process calls `receive_end` when the process is gone. The grace's
+    /// instant is then only for the driver ([`close_at`](Self::close_at)),
+    /// not a deadline of the transport.
+    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    pub(crate) fn set_ended_by_peer_only(&mut self) {
+        self.ended_by_peer_only = true;
+    }
+
     /// When the closing grace ends (`None`: `close` not called, or a grace
     /// too long to represent).
     #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
@@ -387,7 +401,9 @@ impl Transport {
         if self.done {
             return None;
         }
-        let close_at = self.close_at.filter(|_| self.close_called);
+        let close_at = self
+            .close_at
+            .filter(|_| self.close_called && !self.ended_by_peer_only);
         match (self.requests.next_deadline(), close_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -475,7 +491,7 @@ impl Transport {
             // Nothing scheduled: no deadline can have passed, no clock read.
             // (Fields, not `next_deadline`: the line's borrow above ends only here.)
             let scheduled = self.requests.next_deadline().is_some()
-                || (self.close_called && self.close_at.is_some());
+                || (self.close_called && !self.ended_by_peer_only && self.close_at.is_some());
             let now = scheduled.then(clock);
             if let Some(id) = now.and_then(|now| self.requests.expired(now)) {
                 let cancel =
@@ -490,8 +506,10 @@ impl Transport {
                 return Ok(Some(Event::RequestTimedOut { id }));
             }
             let grace_over = self.close_called
+                && !self.ended_by_peer_only
                 && matches!((self.close_at, now), (Some(at), Some(now)) if at <= now);
-            if !(self.peer_ended || self.write_failed || grace_over) {
+            let write_failed = self.write_failed && !self.ended_by_peer_only;
+            if !(self.peer_ended || write_failed || grace_over) {
                 return Ok(None);
             }
             self.ending = true;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 #[cfg(unix)]
 use super::fds;
-use super::{lock, Inner, McpEvent, McpStatus, McpTransport};
+use super::{lock, Inner, McpEvent, McpEventKind, McpStatus, McpTransport};
 use crate::{Event, Transport};
 
 /// Writes to `*timeout_ms` the milliseconds until the transport's next
@@ -150,6 +150,9 @@ pub(super) unsafe fn next_event<'a>(
     #[cfg(unix)]
     if let Some(io) = &mut inner.io {
         io.clear_wake();
+        if let Some(process) = io.process_mut() {
+            process.begin_call(); // the last event's stderr line goes
+        }
     }
     loop {
         if inner.core.is_closed() {
@@ -173,6 +176,28 @@ pub(super) unsafe fn next_event<'a>(
                         return Err(e.into());
                     }
                 }
+                if let Some(process) = io.process_mut() {
+                    // Reap, signal, drain stderr; end the transport when the
+                    // server is gone. Its stderr lines come first.
+                    if let Err(e) = process.supervise(core) {
+                        return Err(e.into());
+                    }
+                    if let Some(line) = process.stderr_line() {
+                        let event = McpEvent {
+                            data: line.as_ptr(),
+                            len: line.len(),
+                            ..McpEvent::from(Event::Closed)
+                        };
+                        // SAFETY: `ev` is writable, by the caller's contract.
+                        unsafe {
+                            ev.write(McpEvent {
+                                kind: McpEventKind::MCP_EVENT_STDERR as i32,
+                                ..event
+                            })
+                        };
+                        return Ok(());
+                    }
+                }
             }
         }
         match inner.core.try_next_event_at(Instant::now) {
@@ -188,6 +213,13 @@ pub(super) unsafe fn next_event<'a>(
                     if let Some(io) = io {
                         if closed {
                             io.end_write(core);
+                            if let Some(process) = io.process() {
+                                // SAFETY: as above; the event was just written.
+                                unsafe {
+                                    (*ev).exit_code = process.exit_code();
+                                    (*ev).term_signal = process.term_signal();
+                                }
+                            }
                         } else {
                             // What the event queued (a timed-out request's
                             // cancellation) goes out now, not next call.
@@ -218,8 +250,16 @@ pub(super) unsafe fn next_event<'a>(
             Wait::Until(at) => Some(at),
             Wait::Forever => None,
         };
-        let scheduled = inner.core.next_deadline();
         let now = Instant::now();
+        let scheduled = inner.core.next_deadline();
+        #[cfg(unix)]
+        let scheduled = match inner.io.as_ref().and_then(|io| io.process()) {
+            Some(process) => match (scheduled, process.next_deadline(now)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            None => scheduled,
+        };
         if until.is_some_and(|at| at <= now) {
             return Err(McpStatus::MCP_STATUS_NO_MESSAGE);
         }

@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::super::fd::{last_errno, read_appending, set_errno};
 use super::super::sigpipe::SigpipeGuard;
 use super::events::millis_to_deadline;
+use super::spawn::Process;
 use super::wake::Wake;
 use super::{lock, Inner, McpStatus, McpTransport};
 use crate::reader::READ_CHUNK;
@@ -21,9 +22,9 @@ pub const MCP_TRANSPORT_BORROW_FDS: u32 = 1 << 0;
 
 const KNOWN_FLAGS: u32 = MCP_TRANSPORT_BORROW_FDS;
 
-/// The most descriptors `mcp_transport_poll_fds` gives: 3 (read, write,
-/// wake-up).
-pub const MCP_TRANSPORT_MAX_POLL_FDS: usize = 3;
+/// The most descriptors `mcp_transport_poll_fds` gives: 5 (read, write,
+/// wake-up, and for a spawned server its stderr and its pidfd).
+pub const MCP_TRANSPORT_MAX_POLL_FDS: usize = 5;
 
 /// The descriptors of one transport and where each side stands.
 #[derive(Debug)]
@@ -47,12 +48,59 @@ pub(super) struct FdIo {
     /// A write was refused: what the peer wrote before it went is still to
     /// be read, before the transport ends.
     read_left: bool,
+    /// A spawned server behind the descriptors. Last: dropped after the
+    /// pipes are closed (it kills and reaps what is left).
+    process: Option<Process>,
 }
 
 /// Reads (of up to 64 KiB) of what a peer that went away left unread: 1 MiB.
 const LEFT_READS: usize = 16;
 
 impl FdIo {
+    /// The I/O of a spawned server: its stdout and stdin (owned,
+    /// non-blocking), and the process.
+    pub(super) fn for_process(
+        stdout: c_int,
+        stdin: c_int,
+        process: Process,
+    ) -> Result<FdIo, McpStatus> {
+        let wake = match Wake::new() {
+            Ok(wake) => wake,
+            Err(e) => {
+                // SAFETY: the pipes are ours; closed once (the process is
+                // killed and reaped as it drops).
+                unsafe {
+                    libc::close(stdout);
+                    libc::close(stdin);
+                }
+                set_errno(e.raw_os_error().unwrap_or(libc::EMFILE));
+                return Err(McpStatus::MCP_STATUS_SPAWN_FAILED);
+            }
+        };
+        Ok(FdIo {
+            read_fd: stdout,
+            write_fd: stdin,
+            owned: true,
+            restore: Vec::new(),
+            write_is_socket: false,
+            read_open: true,
+            write_open: true,
+            wake,
+            signalled: false,
+            read_left: false,
+            process: Some(process),
+        })
+    }
+
+    /// The spawned server, if any.
+    pub(super) fn process(&self) -> Option<&Process> {
+        self.process.as_ref()
+    }
+
+    pub(super) fn process_mut(&mut self) -> Option<&mut Process> {
+        self.process.as_mut()
+    }
+
     /// Wakes the thread polling this transport's descriptors.
     pub(super) fn wake(&mut self) {
         self.wake.signal();
@@ -178,8 +226,12 @@ impl FdIo {
             Ok(Ok(n)) if n > 0 => Ok(true),
             Ok(Err(e)) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => Ok(false),
             // The end of the stream; a read error (ECONNRESET...) ends it too.
+            // A spawned server's transport ends when the process is gone.
             Ok(_) => {
-                core.receive_end()?;
+                match &mut self.process {
+                    Some(process) => process.stdout_ended(),
+                    None => core.receive_end()?,
+                }
                 self.read_open = false;
                 Ok(true)
             }
@@ -220,6 +272,11 @@ impl FdIo {
             }
         }
         add(self.wake.fd(), libc::POLLIN);
+        if let Some(process) = &self.process {
+            for fd in process.poll_fds() {
+                add(fd, libc::POLLIN);
+            }
+        }
         n
     }
 }
@@ -377,6 +434,7 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
         wake,
         signalled: false,
         read_left: false,
+        process: None,
     };
     io.restore
         .try_reserve(2)

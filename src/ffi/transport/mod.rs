@@ -10,12 +10,18 @@
 //! - `events.rs`: `next_event`, its wait and its I/O;
 //! - `fds.rs` and `wake.rs` (POSIX): descriptors, and waking a `poll(2)`.
 
+#[cfg(unix)]
+mod child;
 mod event;
 mod events;
 #[cfg(unix)]
 mod fds;
 mod memory;
 mod send;
+#[cfg(unix)]
+mod spawn;
+#[cfg(unix)]
+mod stderr;
 #[cfg(unix)]
 mod wake;
 
@@ -39,6 +45,11 @@ pub use fds::{
 pub use memory::{
     mcp_transport_read_output, mcp_transport_receive, mcp_transport_receive_end,
     mcp_transport_take_output,
+};
+#[cfg(unix)]
+pub use spawn::{
+    mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
+    MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
 pub use send::{
     mcp_transport_cancel, mcp_transport_close, mcp_transport_notify, mcp_transport_request,
@@ -88,6 +99,16 @@ struct Inner {
 }
 
 impl Inner {
+    /// Begins closing: sends refused from now on; for a spawned server, its
+    /// signals scheduled. The first call's schedule stands.
+    fn begin_close(&mut self, grace: Duration, now: Instant) -> Result<(), crate::Error> {
+        #[cfg(unix)]
+        if let Some(process) = self.io.as_mut().and_then(|io| io.process_mut()) {
+            process.on_close(grace, now);
+        }
+        self.core.close(grace, now)
+    }
+
     #[cfg(unix)]
     fn is_memory(&self) -> bool {
         self.io.is_none()
@@ -280,7 +301,7 @@ pub unsafe extern "C" fn mcp_transport_free(t: *mut McpTransport) {
         let handle = unsafe { Box::from_raw(t) };
         if let Ok(mut inner) = handle.inner.lock() {
             if !inner.is_memory() && !inner.core.is_closed() {
-                let _ = inner.core.close(FREE_GRACE, Instant::now());
+                let _ = inner.begin_close(FREE_GRACE, Instant::now());
                 let mut event = std::mem::MaybeUninit::<McpEvent>::uninit();
                 // SAFETY: `event` is writable memory for one `McpEvent`.
                 while let Ok(()) = unsafe {

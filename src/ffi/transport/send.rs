@@ -323,7 +323,7 @@ pub unsafe extern "C" fn mcp_transport_close(t: *mut McpTransport, grace_ms: u32
             Err(status) => return status,
         };
         let grace = Duration::from_millis(grace_ms.into());
-        match inner.core.close(grace, Instant::now()) {
+        match inner.begin_close(grace, Instant::now()) {
             Ok(()) => {
                 handle.wake(&mut inner);
                 McpStatus::MCP_STATUS_OK

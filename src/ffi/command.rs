@@ -1,0 +1,294 @@
+//! `McpCommand`: what `mcp_transport_spawn` starts, built like
+//! `std::process::Command` (program, arguments, environment, directory,
+//! stderr). POSIX only.
+
+use std::ffi::{c_char, CStr, OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::ptr;
+
+use super::boundary::fault_point;
+use super::McpStatus;
+
+/// How a spawned server's environment starts, before the
+/// `mcp_command_env` entries are laid over it.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum McpEnvMode {
+    /// Only the host's variables that a server needs to run and no secret:
+    /// `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` (the MCP SDKs'
+    /// list), and `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR` (so that text,
+    /// times and temporary files behave as on the host). Values that start
+    /// with `()` (exported shell functions) are left out. The default.
+    MCP_ENV_DEFAULT = 0,
+    /// Every variable of the host.
+    MCP_ENV_INHERIT = 1,
+    /// No variable: only the `mcp_command_env` entries.
+    MCP_ENV_CLEAR = 2,
+}
+
+/// Where a spawned server's stderr goes.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum McpStderrMode {
+    /// To the host as `MCP_EVENT_STDERR` events, one per line (the default).
+    /// Always drained, so a chatty server never blocks on it; lines longer
+    /// than 64 KiB come in pieces of 64 KiB, and at most 1 MiB waits
+    /// undelivered: beyond it the oldest lines are dropped and counted
+    /// (`mcp_transport_stderr_dropped`).
+    MCP_STDERR_EVENTS = 0,
+    /// The host's own stderr.
+    MCP_STDERR_INHERIT = 1,
+    /// Nowhere (`/dev/null`).
+    MCP_STDERR_DISCARD = 2,
+}
+
+/// The variables `MCP_ENV_DEFAULT` passes on.
+pub(crate) const DEFAULT_ENV: [&str; 11] = [
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
+    "TMPDIR",
+];
+
+/// A command to spawn as an MCP server (opaque): create it with
+/// `mcp_command_new`, add to it, pass it to `mcp_transport_spawn` (as often
+/// as you like: to restart a server that exited, spawn the same command
+/// again), free it with `mcp_command_free`. One thread at a time.
+#[derive(Debug)]
+pub struct McpCommand {
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env_mode: McpEnvMode,
+    /// Laid over the mode in order: `None` removes the variable.
+    pub(crate) env: Vec<(OsString, Option<OsString>)>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) stderr: McpStderrMode,
+}
+
+impl McpCommand {
+    /// The environment the server gets: the mode's variables, then the
+    /// overlays in order.
+    pub(crate) fn environment(&self) -> Vec<(OsString, OsString)> {
+        let mut vars: Vec<(OsString, OsString)> = match self.env_mode {
+            McpEnvMode::MCP_ENV_INHERIT => std::env::vars_os().collect(),
+            McpEnvMode::MCP_ENV_CLEAR => Vec::new(),
+            McpEnvMode::MCP_ENV_DEFAULT => DEFAULT_ENV
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|v| (OsString::from(name), v)))
+                .filter(|(_, v)| !v.as_bytes().starts_with(b"()"))
+                .collect(),
+        };
+        for (name, value) in &self.env {
+            vars.retain(|(n, _)| n != name);
+            if let Some(value) = value {
+                vars.push((name.clone(), value.clone()));
+            }
+        }
+        vars
+    }
+}
+
+/// A NUL-terminated argument as an `OsString`; NULL is an error.
+///
+/// # Safety
+/// `text` is NULL or NUL-terminated.
+unsafe fn os_string(text: *const c_char) -> Result<OsString, McpStatus> {
+    if text.is_null() {
+        return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
+    }
+    // SAFETY: non-null and NUL-terminated, by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
+    Ok(OsStr::from_bytes(bytes).to_os_string())
+}
+
+/// Runs `change` on the command behind `cmd` (NULL: `MCP_STATUS_NULL_ARGUMENT`).
+///
+/// # Safety
+/// `cmd` is NULL or a live command not used by another thread.
+unsafe fn with_command(
+    cmd: *mut McpCommand,
+    change: impl FnOnce(&mut McpCommand) -> Result<(), McpStatus>,
+) -> McpStatus {
+    // SAFETY: NULL or live and unaliased, by the caller's contract.
+    let Some(cmd) = (unsafe { cmd.as_mut() }) else {
+        return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+    };
+    fault_point();
+    match change(cmd) {
+        Ok(()) => McpStatus::MCP_STATUS_OK,
+        Err(status) => status,
+    }
+}
+
+/// Creates a command that runs `program`: a name looked up in the `PATH`
+/// the server will get (after the environment mode and the overlays; the
+/// host's `PATH` when the server gets none), or a path with a `/` (pass an
+/// absolute one). No arguments, `MCP_ENV_DEFAULT`, the host's working
+/// directory, `MCP_STDERR_EVENTS`.
+///
+/// Returns a new command owned by the caller (free it with
+/// `mcp_command_free`), or NULL when `program` is NULL or memory is short.
+/// Thread-safe.
+///
+/// # Safety
+/// `program` is NULL or a NUL-terminated string (copied).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_new(program: *const c_char) -> *mut McpCommand {
+    ffi_boundary!(mcp_command_new, ptr::null_mut(), {
+        fault_point();
+        // SAFETY: forwarded caller contract.
+        let Ok(program) = (unsafe { os_string(program) }) else {
+            return ptr::null_mut();
+        };
+        Box::into_raw(Box::new(McpCommand {
+            program,
+            args: Vec::new(),
+            env_mode: McpEnvMode::MCP_ENV_DEFAULT,
+            env: Vec::new(),
+            cwd: None,
+            stderr: McpStderrMode::MCP_STDERR_EVENTS,
+        }))
+    })
+}
+
+/// Appends one argument (copied; any bytes but NUL).
+///
+/// Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or arg NULL).
+///
+/// # Safety
+/// `cmd` is NULL or a live command; `arg` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_arg(cmd: *mut McpCommand, arg: *const c_char) -> McpStatus {
+    ffi_boundary!(mcp_command_arg, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_command(cmd, |cmd| {
+                cmd.args.push(os_string(arg)?);
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets the variable `name` to `value` in the server's environment, over
+/// what the mode gives; `value` NULL removes `name`. Later calls for the
+/// same name win.
+///
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or name NULL) or
+/// `MCP_STATUS_INVALID_ARGUMENT` (`name` empty or containing `=`).
+///
+/// # Safety
+/// `cmd` is NULL or a live command; `name` and `value` are NULL or
+/// NUL-terminated (copied).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_env(
+    cmd: *mut McpCommand,
+    name: *const c_char,
+    value: *const c_char,
+) -> McpStatus {
+    ffi_boundary!(mcp_command_env, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_command(cmd, |cmd| {
+                let name = os_string(name)?;
+                if name.is_empty() || name.as_bytes().contains(&b'=') {
+                    return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
+                }
+                let value = if value.is_null() {
+                    None
+                } else {
+                    Some(os_string(value)?)
+                };
+                cmd.env.push((name, value));
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets how the server's environment starts: an `McpEnvMode`.
+///
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd NULL) or
+/// `MCP_STATUS_INVALID_ARGUMENT` (not a mode).
+///
+/// # Safety
+/// `cmd` is NULL or a live command.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_env_mode(cmd: *mut McpCommand, mode: i32) -> McpStatus {
+    ffi_boundary!(mcp_command_env_mode, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_command(cmd, |cmd| {
+                cmd.env_mode = match mode {
+                    0 => McpEnvMode::MCP_ENV_DEFAULT,
+                    1 => McpEnvMode::MCP_ENV_INHERIT,
+                    2 => McpEnvMode::MCP_ENV_CLEAR,
+                    _ => return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT),
+                };
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets the server's working directory (copied; checked when spawning: a
+/// missing one is `MCP_STATUS_SPAWN_FAILED` with `errno` ENOENT).
+///
+/// Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or dir NULL).
+///
+/// # Safety
+/// `cmd` is NULL or a live command; `dir` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_cwd(cmd: *mut McpCommand, dir: *const c_char) -> McpStatus {
+    ffi_boundary!(mcp_command_cwd, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_command(cmd, |cmd| {
+                cmd.cwd = Some(PathBuf::from(os_string(dir)?));
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets where the server's stderr goes: an `McpStderrMode`.
+///
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd NULL) or
+/// `MCP_STATUS_INVALID_ARGUMENT` (not a mode).
+///
+/// # Safety
+/// `cmd` is NULL or a live command.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_stderr(cmd: *mut McpCommand, mode: i32) -> McpStatus {
+    ffi_boundary!(mcp_command_stderr, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_command(cmd, |cmd| {
+                cmd.stderr = match mode {
+                    0 => McpStderrMode::MCP_STDERR_EVENTS,
+                    1 => McpStderrMode::MCP_STDERR_INHERIT,
+                    2 => McpStderrMode::MCP_STDERR_DISCARD,
+                    _ => return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT),
+                };
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Frees a command (transports spawned from it are not affected). NULL is
+/// a no-op.
+///
+/// # Safety
+/// `cmd` is NULL or a live command, not used during or after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_free(cmd: *mut McpCommand) {
+    ffi_boundary!(mcp_command_free, (), {
+        if !cmd.is_null() {
+            // SAFETY: made by `mcp_command_new` (a Box), not freed before.
+            drop(unsafe { Box::from_raw(cmd) });
+            fault_point();
+        }
+    })
+}

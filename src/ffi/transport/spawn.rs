@@ -1,0 +1,377 @@
+//! `mcp_transport_spawn`: a server started as a child process, its stdin and
+//! stdout the transport's descriptors, its stderr as lines, its life
+//! supervised (`child.rs`) until it is reaped.
+
+use std::ffi::{c_int, OsStr};
+use std::io;
+use std::os::fd::IntoRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::super::command::{McpCommand, McpStderrMode};
+use super::super::fd::set_errno;
+use super::child::Child;
+use super::fds::FdIo;
+use super::stderr::StderrLines;
+use super::{lock, Inner, McpStatus, McpTransport};
+use crate::{Error, Transport};
+
+/// `mcp_transport_spawn` flag (Linux): the server is sent SIGKILL when the
+/// thread that spawned it ends (the host exits or crashes), through
+/// `PR_SET_PDEATHSIG`. Spawn from a thread that lives as long as the
+/// server should. Elsewhere `MCP_STATUS_INVALID_ARGUMENT`.
+pub const MCP_TRANSPORT_KILL_ON_HOST_EXIT: u32 = 1 << 2;
+
+/// The grace of the close that begins when a server exits by itself.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// A spawned server: the process and its stderr.
+#[derive(Debug)]
+pub(super) struct Process {
+    /// `None` unless stderr comes as events.
+    stderr: Option<StderrLines>,
+    /// Its stdout ended (the transport's end waits for the rest).
+    stdout_ended: bool,
+    /// `receive_end` was given to the core: the end is under way.
+    ended: bool,
+    /// Last: dropped after the pipes are closed (kills and reaps if needed).
+    child: Child,
+}
+
+impl Process {
+    pub(super) fn pid(&self) -> libc::pid_t {
+        self.child.pid()
+    }
+
+    pub(super) fn stderr_dropped(&self) -> u64 {
+        self.stderr.as_ref().map_or(0, StderrLines::dropped)
+    }
+
+    pub(super) fn stdout_ended(&mut self) {
+        self.stdout_ended = true;
+    }
+
+    /// The descriptors to wait on: stderr, and the pidfd.
+    pub(super) fn poll_fds(&self) -> impl Iterator<Item = c_int> + '_ {
+        self.stderr
+            .as_ref()
+            .and_then(StderrLines::fd)
+            .into_iter()
+            .chain(self.child.pidfd())
+    }
+
+    /// The next time the process needs looking at: a signal due, or the
+    /// next look where no pidfd tells the exit.
+    pub(super) fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        let poll = self.child.needs_polling().then(|| now + super::child::POLL_EXIT);
+        match (self.child.next_deadline(), poll) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A new call begins: the stderr line lent by the last event goes.
+    pub(super) fn begin_call(&mut self) {
+        if let Some(stderr) = &mut self.stderr {
+            stderr.begin_call();
+        }
+    }
+
+    /// `close` was called: SIGTERM at the grace, SIGKILL at twice it.
+    pub(super) fn on_close(&mut self, grace: Duration, now: Instant) {
+        self.child.schedule(grace, now);
+    }
+
+    /// Reaps, signals what is due, drains stderr, and ends the transport
+    /// when the server is gone: exited, reaped and its pipes ended, or its
+    /// group sent SIGKILL. A server that exits by itself begins the close.
+    pub(super) fn supervise(&mut self, core: &mut Transport) -> Result<(), Error> {
+        if self.ended {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if let Some(stderr) = &mut self.stderr {
+            stderr.drain();
+        }
+        // Exited by itself, or stopped reading (a refused write): the
+        // shutdown sequence runs as after a close, for what is left.
+        if (self.child.reap() || core.closing()) && !self.child.scheduled() {
+            core.close(EXIT_GRACE, now)?;
+            self.child.schedule(EXIT_GRACE, now);
+        }
+        self.child.signal_due(now);
+        let pipes_ended = self.stdout_ended && self.stderr.as_ref().is_none_or(StderrLines::ended);
+        if self.child.killed() || (self.child.exited() && pipes_ended) {
+            core.receive_end()?;
+            self.ended = true;
+        }
+        Ok(())
+    }
+
+    /// The next stderr line, lent until the next call.
+    pub(super) fn stderr_line(&mut self) -> Option<&[u8]> {
+        self.stderr.as_mut()?.next_line()
+    }
+
+    pub(super) fn exit_code(&self) -> i32 {
+        self.child.exit_code()
+    }
+
+    pub(super) fn term_signal(&self) -> i32 {
+        self.child.term_signal()
+    }
+}
+
+/// `path` is a regular file this process may execute.
+fn executable(path: &Path) -> bool {
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Where `program` is: itself when it has a `/`, else the first match in
+/// `path` (empty entries mean the current directory). `ENOENT` when none.
+fn resolve(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, c_int> {
+    if program.as_bytes().contains(&b'/') {
+        return Ok(PathBuf::from(program));
+    }
+    if program.is_empty() {
+        return Err(libc::ENOENT);
+    }
+    let path = path.map_or(&b"/usr/local/bin:/usr/bin:/bin"[..], OsStr::as_bytes);
+    let mut found_not_executable = false;
+    for dir in path.split(|&b| b == b':') {
+        let dir = if dir.is_empty() { &b"."[..] } else { dir };
+        let candidate = Path::new(OsStr::from_bytes(dir)).join(program);
+        if executable(&candidate) {
+            return Ok(candidate);
+        }
+        found_not_executable |= candidate.is_file();
+    }
+    Err(if found_not_executable {
+        libc::EACCES
+    } else {
+        libc::ENOENT
+    })
+}
+
+/// Marks every descriptor from 3 up close-on-exec, in the child between
+/// fork and exec (async-signal-safe calls only), so that none of the host's
+/// leaks into the server, whatever flags the host gave them.
+fn close_on_exec_from_3() {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+        // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only sets flags.
+        let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+        if r == 0 {
+            return;
+        }
+    }
+    // SAFETY: sysconf is async-signal-safe.
+    let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
+    let max = if max <= 0 { 1024 } else { max.min(1 << 16) as c_int };
+    for fd in 3..max {
+        // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
+/// Starts the server `cmd` describes; its pid and its pipes.
+fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process::Child, PathBuf)> {
+    let env = cmd.environment();
+    let child_path = env.iter().find(|(n, _)| n == "PATH").map(|(_, v)| v.clone());
+    let host_path = std::env::var_os("PATH");
+    let program = resolve(&cmd.program, child_path.as_deref().or(host_path.as_deref()))
+        .map_err(io::Error::from_raw_os_error)?;
+    let mut command = Command::new(&program);
+    command
+        .arg0(&cmd.program)
+        .args(&cmd.args)
+        .env_clear()
+        .envs(env.iter().map(|(n, v)| (n, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(match cmd.stderr {
+            McpStderrMode::MCP_STDERR_EVENTS => Stdio::piped(),
+            McpStderrMode::MCP_STDERR_INHERIT => Stdio::inherit(),
+            McpStderrMode::MCP_STDERR_DISCARD => Stdio::null(),
+        })
+        // Its own group: the shutdown signals reach what it starts too.
+        .process_group(0);
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
+    // The standard library already gives the child an empty signal mask
+    // and the default SIGPIPE disposition.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and makes
+    // only async-signal-safe calls (fcntl, close_range, prctl, getppid, _exit).
+    unsafe {
+        command.pre_exec(move || {
+            close_on_exec_from_3();
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            if kill_on_host_exit {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(127); // the host is already gone
+                }
+            }
+            let _ = kill_on_host_exit;
+            Ok(())
+        });
+    }
+    command.spawn().map(|child| (child, program))
+}
+
+/// Starts an MCP server as a child process and returns a transport on its
+/// stdin and stdout. The program is looked up in the `PATH` the server
+/// gets (see `mcp_command_new`); it runs in its own process group, with an
+/// empty signal mask, SIGPIPE at its default, and no descriptor of the host
+/// but the three it is given (all others are made close-on-exec in the
+/// child). Its stderr goes where `mcp_command_stderr` says. The transport
+/// owns the pipes and the process; no thread is started and no signal
+/// handler installed.
+///
+/// Then, besides the rules of every transport:
+/// - `mcp_transport_close(t, grace_ms)` begins the MCP shutdown: what is
+///   queued is written and the server's stdin closed (at the latest at the
+///   grace), SIGTERM goes to its process group at `grace_ms` if it has not
+///   exited, SIGKILL at twice `grace_ms`. `next_event` drives it; answers
+///   still arriving are delivered.
+/// - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
+///   its stdout and stderr have ended, or once its group was sent SIGKILL
+///   (a grandchild holding the pipes cannot keep it open); pending requests
+///   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
+///   `term_signal` say how it ended.
+/// - A server that exits by itself closes the transport the same way (with
+///   a 2 s grace for what it left running). To restart it, spawn the same
+///   command again.
+/// - `mcp_transport_free` on an open transport closes it with a 2 s grace
+///   (or on an earlier close's schedule) and waits: at most about twice the
+///   grace. The server is always reaped, whatever the order of calls.
+///
+/// `flags`: 0 or `MCP_TRANSPORT_KILL_ON_HOST_EXIT`.
+///
+/// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
+/// started and nothing left behind (no process, no descriptor):
+/// `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_INVALID_ARGUMENT`
+/// (an unknown flag, or one meaning nothing here), `MCP_STATUS_SPAWN_FAILED`
+/// (`errno` says why: ENOENT for a program not found or a missing working
+/// directory, EACCES, E2BIG, EMFILE...), `MCP_STATUS_OUT_OF_MEMORY`.
+/// Thread-safe (`cmd` is only read). POSIX only.
+///
+/// # Safety
+/// `cmd` is NULL or a live command not changed during the call; `out` is
+/// NULL or points to writable memory for one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_spawn(
+    cmd: *const McpCommand,
+    flags: u32,
+    out: *mut *mut McpTransport,
+) -> McpStatus {
+    ffi_boundary!(mcp_transport_spawn, McpStatus::MCP_STATUS_PANIC, {
+        super::fault_point();
+        // SAFETY: NULL or live and unchanged, by the caller's contract.
+        let Some(cmd) = (unsafe { cmd.as_ref() }) else {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        };
+        if out.is_null() {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        }
+        let known = if cfg!(any(target_os = "linux", target_os = "android")) {
+            MCP_TRANSPORT_KILL_ON_HOST_EXIT
+        } else {
+            0
+        };
+        if flags & !known != 0 {
+            return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+        }
+        let (mut child, _program) = match start(cmd, flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0) {
+            Ok(started) => started,
+            Err(e) => {
+                set_errno(e.raw_os_error().unwrap_or(libc::EIO));
+                return McpStatus::MCP_STATUS_SPAWN_FAILED;
+            }
+        };
+        let pid = child.id() as libc::pid_t;
+        let stdin = child.stdin.take().map(IntoRawFd::into_raw_fd);
+        let stdout = child.stdout.take().map(IntoRawFd::into_raw_fd);
+        let stderr = child.stderr.take().map(IntoRawFd::into_raw_fd);
+        drop(child); // neither waits nor kills: `Child` below does that
+        let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+            unreachable!("stdin and stdout are piped");
+        };
+        for fd in [Some(stdin), Some(stdout), stderr].into_iter().flatten() {
+            // SAFETY: pipes just made, ours.
+            unsafe {
+                let old = libc::fcntl(fd, libc::F_GETFL);
+                libc::fcntl(fd, libc::F_SETFL, old | libc::O_NONBLOCK);
+            }
+        }
+        let process = Process {
+            stderr: stderr.map(StderrLines::new),
+            stdout_ended: false,
+            ended: false,
+            child: Child::new(pid),
+        };
+        let io = match FdIo::for_process(stdout, stdin, process) {
+            Ok(io) => io,
+            Err(status) => return status, // dropping it closed, killed and reaped
+        };
+        let mut core = Transport::new();
+        core.set_ended_by_peer_only();
+        let raw = McpTransport::into_raw(Inner {
+            core,
+            waiting: false,
+            io: Some(io),
+        });
+        if raw.is_null() {
+            return McpStatus::MCP_STATUS_OUT_OF_MEMORY;
+        }
+        // SAFETY: `out` is non-null and writable, by the caller's contract.
+        unsafe { out.write(raw) };
+        McpStatus::MCP_STATUS_OK
+    })
+}
+
+/// The spawned server's process id (also its process group's), or -1 for
+/// a transport that spawned nothing, and for NULL.
+///
+/// # Safety
+/// `t` is NULL or a live transport.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_pid(t: *const McpTransport) -> i32 {
+    ffi_boundary!(mcp_transport_pid, -1, {
+        // SAFETY: forwarded caller contract.
+        match unsafe { lock(t) } {
+            Ok((_, inner)) => inner_process(&inner).map_or(-1, Process::pid),
+            Err(_) => -1,
+        }
+    })
+}
+
+/// The bytes of the spawned server's stderr lines dropped because more
+/// than 1 MiB waited undelivered (newlines included); 0 for NULL and for
+/// transports without stderr events.
+///
+/// # Safety
+/// `t` is NULL or a live transport.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_stderr_dropped(t: *const McpTransport) -> u64 {
+    ffi_boundary!(mcp_transport_stderr_dropped, 0, {
+        // SAFETY: forwarded caller contract.
+        match unsafe { lock(t) } {
+            Ok((_, inner)) => inner_process(&inner).map_or(0, Process::stderr_dropped),
+            Err(_) => 0,
+        }
+    })
+}
+
+fn inner_process(inner: &Inner) -> Option<&Process> {
+    inner.io.as_ref()?.process()
+}

@@ -1,0 +1,188 @@
+//! A spawned server's stderr as lines: always drained (a server blocked on a
+//! full stderr pipe would stop answering), split into lines of at most
+//! 64 KiB, with at most 1 MiB waiting undelivered; beyond it the oldest
+//! lines are dropped and their bytes counted.
+
+use std::collections::VecDeque;
+use std::ffi::c_int;
+
+use super::super::fd::read_appending;
+
+/// The longest piece of a line given as one event.
+const PIECE: usize = 64 << 10;
+/// The most bytes of complete lines waiting undelivered.
+const BACKLOG: usize = 1 << 20;
+/// One read's size.
+const READ: usize = 64 << 10;
+
+/// One line (or piece of one) in the buffer.
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    start: usize,
+    len: usize,
+    /// Ended by a newline (else a 64 KiB piece, or the last bytes before
+    /// the end of the stream).
+    newline: bool,
+}
+
+/// The stderr pipe of a spawned server and its lines.
+#[derive(Debug)]
+pub(super) struct StderrLines {
+    fd: c_int,
+    open: bool,
+    /// Bytes from `head` on are undelivered: complete lines, then the
+    /// start of a line still coming (from `scan` on).
+    buf: Vec<u8>,
+    head: usize,
+    scan: usize,
+    lines: VecDeque<Line>,
+    /// The front line was lent as an event: it goes at the next call.
+    lent: bool,
+    /// Bytes of the complete lines not yet delivered (the lent one aside),
+    /// newlines included.
+    waiting: usize,
+    /// Bytes dropped, newlines included.
+    dropped: u64,
+}
+
+impl Line {
+    /// Its bytes in the stream, newline included.
+    fn size(&self) -> usize {
+        self.len + usize::from(self.newline)
+    }
+}
+
+impl StderrLines {
+    /// Takes ownership of `fd` (non-blocking), closed on drop.
+    pub(super) fn new(fd: c_int) -> StderrLines {
+        StderrLines {
+            fd,
+            open: true,
+            buf: Vec::new(),
+            head: 0,
+            scan: 0,
+            lines: VecDeque::new(),
+            lent: false,
+            waiting: 0,
+            dropped: 0,
+        }
+    }
+
+    pub(super) fn fd(&self) -> Option<c_int> {
+        self.open.then_some(self.fd)
+    }
+
+    /// The stream ended and every line was taken.
+    pub(super) fn ended(&self) -> bool {
+        !self.open
+    }
+
+    pub(super) fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Forgets the line lent by the last event (its data is no longer
+    /// valid: a new call began) and gives back room.
+    pub(super) fn begin_call(&mut self) {
+        if self.lent {
+            self.lent = false;
+            self.lines.pop_front();
+            self.head = self.lines.front().map_or(self.scan, |l| l.start);
+        }
+        if self.head > 0 && (self.head == self.buf.len() || self.head >= PIECE) {
+            self.buf.drain(..self.head);
+            self.scan -= self.head;
+            for line in &mut self.lines {
+                line.start -= self.head;
+            }
+            self.head = 0;
+        }
+    }
+
+    /// Reads what is there (until EAGAIN or the end), splitting lines.
+    pub(super) fn drain(&mut self) {
+        while self.open {
+            if self.buf.try_reserve(READ).is_err() {
+                return; // read later
+            }
+            match read_appending(self.fd, &mut self.buf, READ) {
+                Ok(0) => {
+                    self.split(true);
+                    self.open = false;
+                    // SAFETY: the transport owns `fd`; closed once.
+                    unsafe { libc::close(self.fd) };
+                }
+                Ok(_) => self.split(false),
+                Err(e) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => return,
+                Err(_) => {
+                    self.split(true);
+                    self.open = false;
+                    // SAFETY: as above.
+                    unsafe { libc::close(self.fd) };
+                }
+            }
+        }
+    }
+
+    /// Finds the complete lines (and 64 KiB pieces) after `scan`; at the end
+    /// of the stream the rest is a last line. Then keeps the backlog bounded.
+    fn split(&mut self, end: bool) {
+        loop {
+            let rest = &self.buf[self.scan..];
+            let window = &rest[..rest.len().min(PIECE)];
+            if let Some(at) = memchr::memchr(b'\n', window) {
+                self.push(at, true);
+            } else if window.len() == PIECE {
+                self.push(PIECE, false);
+            } else {
+                break;
+            }
+        }
+        if end && self.scan < self.buf.len() {
+            self.push(self.buf.len() - self.scan, false);
+        }
+        // Over the bound: the oldest lines go (never the lent one, whose
+        // data the caller holds; the bytes of dropped lines behind it stay
+        // in the buffer until it is taken, only not delivered).
+        let lent = usize::from(self.lent);
+        while self.waiting > BACKLOG && self.lines.len() > lent {
+            let line = self.lines.remove(lent).expect("a line past the lent one");
+            self.waiting -= line.size();
+            self.dropped += line.size() as u64;
+        }
+        if !self.lent {
+            self.head = self.lines.front().map_or(self.scan, |l| l.start);
+        }
+    }
+
+    fn push(&mut self, len: usize, newline: bool) {
+        let line = Line {
+            start: self.scan,
+            len,
+            newline,
+        };
+        self.lines.push_back(line);
+        self.waiting += line.size();
+        self.scan += line.size();
+    }
+
+    /// The next line to deliver, lent until the next call.
+    pub(super) fn next_line(&mut self) -> Option<&[u8]> {
+        if self.lent {
+            return None; // (begin_call was not called: one line per call)
+        }
+        let line = *self.lines.front()?;
+        self.lent = true;
+        self.waiting -= line.size();
+        Some(&self.buf[line.start..line.start + line.len])
+    }
+}
+
+impl Drop for StderrLines {
+    fn drop(&mut self) {
+        if self.open {
+            // SAFETY: the transport owns `fd`; closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
