@@ -98,6 +98,18 @@
 
 #if defined(MCP_STDIO_HAS_POSIX_IO)
 /**
+ * `mcp_transport_open_stdio` flag: protect the protocol stream from stray
+ * output. The transport writes to a private duplicate of descriptor 1
+ * (close-on-exec), and descriptor 1 is pointed at stderr, so a `printf`,
+ * a library that logs to stdout or a child that inherits it can no longer
+ * corrupt the stream. Descriptor 1 stays pointed at stderr after close and
+ * free.
+ */
+#define MCP_TRANSPORT_GUARD_STDOUT (1 << 1)
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
  * `mcp_transport_spawn` flag (Linux): the server is sent SIGKILL when the
  * thread that spawned it ends (the host exits or crashes), through
  * `PR_SET_PDEATHSIG`. Spawn from a thread that lives as long as the
@@ -1216,6 +1228,31 @@ McpStatus mcp_transport_open_fds(int read_fd,
                                  int write_fd,
                                  uint32_t flags,
                                  struct McpTransport **out);
+#endif
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+/**
+ * Creates a transport on the process's own stdin and stdout: for an MCP
+ * server. Descriptors 0 and 1 are borrowed (never closed; their flags,
+ * made non-blocking meanwhile, are given back at free); with
+ * `MCP_TRANSPORT_GUARD_STDOUT` the transport writes to its private
+ * duplicate of descriptor 1 instead, which it owns: closing the transport
+ * closes it, and the host sees the end of the stream.
+ *
+ * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
+ * changed: `MCP_STATUS_NULL_ARGUMENT` (out NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (a flag other than
+ * `MCP_TRANSPORT_GUARD_STDOUT`), `MCP_STATUS_IO_ERROR` (descriptor 0 or 1
+ * is not open, or no descriptor is left; `errno` says why),
+ * `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe, but descriptor 1 is process
+ * state: call it once, early, before other threads write to stdout.
+ * POSIX only.
+ *
+ * # Safety
+ * `out` is NULL or points to writable memory for one pointer.
+ */
+McpStatus mcp_transport_open_stdio(uint32_t flags,
+                                   struct McpTransport **out);
 #endif
 
 #if defined(MCP_STDIO_HAS_POSIX_IO)

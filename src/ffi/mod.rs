@@ -27,6 +27,11 @@ mod status;
 mod version;
 
 pub use buffer::{mcp_buffer_free, McpBuffer};
+#[cfg(unix)]
+pub use command::{
+    mcp_command_arg, mcp_command_cwd, mcp_command_env, mcp_command_env_mode, mcp_command_free,
+    mcp_command_new, mcp_command_stderr, McpCommand, McpEnvMode, McpStderrMode,
+};
 pub use encode::{mcp_encode, MCP_ENCODE_ASCII};
 pub use envelope::{mcp_envelope_parse, mcp_json_string_eq, mcp_line_reader_envelope, McpEnvelope};
 #[cfg(unix)]
@@ -49,19 +54,14 @@ pub use transport::{
     McpEvent, McpEventKind, McpTransport, MCP_TRANSPORT_DEFAULT_MAX_QUEUED,
 };
 #[cfg(unix)]
-pub use command::{
-    mcp_command_arg, mcp_command_cwd, mcp_command_env, mcp_command_env_mode, mcp_command_free,
-    mcp_command_new, mcp_command_stderr, McpCommand, McpEnvMode, McpStderrMode,
+pub use transport::{
+    mcp_transport_open_fds, mcp_transport_open_stdio, mcp_transport_poll_fds,
+    MCP_TRANSPORT_BORROW_FDS, MCP_TRANSPORT_GUARD_STDOUT, MCP_TRANSPORT_MAX_POLL_FDS,
 };
 #[cfg(unix)]
 pub use transport::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
     MCP_TRANSPORT_KILL_ON_HOST_EXIT,
-};
-#[cfg(unix)]
-pub use transport::{
-    mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS,
-    MCP_TRANSPORT_MAX_POLL_FDS,
 };
 pub use version::{mcp_stdio_abi_version, mcp_stdio_version, MCP_STDIO_ABI_VERSION};
 

@@ -81,10 +81,14 @@ impl Child {
     /// (the first call's schedule stands).
     pub(super) fn schedule(&mut self, grace: Duration, now: Instant) {
         if self.term_at.is_none() {
-            self.term_at = Some(now.checked_add(grace).unwrap_or(now + Duration::from_secs(86_400)));
-            self.kill_at = self
-                .term_at
-                .map(|at| at.checked_add(grace).unwrap_or(at + Duration::from_secs(86_400)));
+            self.term_at = Some(
+                now.checked_add(grace)
+                    .unwrap_or(now + Duration::from_secs(86_400)),
+            );
+            self.kill_at = self.term_at.map(|at| {
+                at.checked_add(grace)
+                    .unwrap_or(at + Duration::from_secs(86_400))
+            });
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 #[cfg(unix)]
 use super::fds;
 use super::{lock, Inner, McpEvent, McpEventKind, McpStatus, McpTransport};
-use crate::{Event, Transport};
+use crate::Event;
 
 /// Writes to `*timeout_ms` the milliseconds until the transport's next
 /// deadline (a request's, or the end of a closing grace), rounded up so
@@ -37,21 +37,29 @@ pub unsafe extern "C" fn mcp_transport_next_deadline(
             return McpStatus::MCP_STATUS_NULL_ARGUMENT;
         }
         // SAFETY: non-null and writable, by the caller's contract.
-        unsafe { timeout_ms.write(millis_to_deadline(&inner.core)) };
+        unsafe { timeout_ms.write(millis_to_deadline(&inner)) };
         McpStatus::MCP_STATUS_OK
     })
 }
 
 /// Milliseconds to the core's next deadline, rounded up (at most
 /// `i32::MAX`); -1: none; 0 once closed.
-pub(super) fn millis_to_deadline(core: &Transport) -> i32 {
-    if core.is_closed() {
+pub(super) fn millis_to_deadline(inner: &Inner) -> i32 {
+    if inner.core.is_closed() {
         return 0;
     }
-    match core.next_deadline() {
+    let now = Instant::now();
+    let deadline = inner.core.next_deadline();
+    // A descriptor transport's own: the end of a grace, a server's signals.
+    #[cfg(unix)]
+    let deadline = match inner.io.as_ref().and_then(|io| io.next_deadline(now)) {
+        Some(b) => Some(deadline.map_or(b, |a| a.min(b))),
+        None => deadline,
+    };
+    match deadline {
         None => -1,
         Some(at) => {
-            let left = at.saturating_duration_since(Instant::now());
+            let left = at.saturating_duration_since(now);
             i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
         }
     }
@@ -168,6 +176,9 @@ pub(super) unsafe fn next_event<'a>(
                 if let Err(e) = io.read_left(core) {
                     return Err(e.into());
                 }
+                if let Err(e) = io.finish_end(core) {
+                    return Err(e.into());
+                }
                 // A deadline is due: what already arrived (its answer,
                 // maybe) is read first, so that it is not timed out.
                 let due = core.next_deadline().is_some_and(|at| at <= Instant::now());
@@ -253,11 +264,8 @@ pub(super) unsafe fn next_event<'a>(
         let now = Instant::now();
         let scheduled = inner.core.next_deadline();
         #[cfg(unix)]
-        let scheduled = match inner.io.as_ref().and_then(|io| io.process()) {
-            Some(process) => match (scheduled, process.next_deadline(now)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
+        let scheduled = match inner.io.as_ref().and_then(|io| io.next_deadline(now)) {
+            Some(b) => Some(scheduled.map_or(b, |a| a.min(b))),
             None => scheduled,
         };
         if until.is_some_and(|at| at <= now) {

@@ -4,7 +4,7 @@
 
 use std::ffi::c_int;
 use std::sync::MutexGuard;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::super::fd::{last_errno, read_appending, set_errno};
 use super::super::sigpipe::SigpipeGuard;
@@ -31,8 +31,10 @@ pub const MCP_TRANSPORT_MAX_POLL_FDS: usize = 5;
 pub(super) struct FdIo {
     read_fd: c_int,
     write_fd: c_int,
-    /// The transport closes them (else it restores their flags).
-    owned: bool,
+    /// The transport closes the read descriptor (else it restores its flags).
+    read_owned: bool,
+    /// The transport closes the write descriptor (else it restores its flags).
+    write_owned: bool,
     /// Descriptors whose flags were changed, with their old flags.
     restore: Vec<(c_int, c_int)>,
     /// `write_fd` is a socket: `send(MSG_NOSIGNAL)`, no signal mask games.
@@ -48,10 +50,16 @@ pub(super) struct FdIo {
     /// A write was refused: what the peer wrote before it went is still to
     /// be read, before the transport ends.
     read_left: bool,
+    /// The peer's end came at this instant while output was queued: the
+    /// transport ends once that is written (or `END_GRACE` later).
+    eof_at: Option<Instant>,
     /// A spawned server behind the descriptors. Last: dropped after the
     /// pipes are closed (it kills and reaps what is left).
     process: Option<Process>,
 }
+
+/// How long queued output may still be written after the peer's end.
+const END_GRACE: Duration = Duration::from_secs(2);
 
 /// Reads (of up to 64 KiB) of what a peer that went away left unread: 1 MiB.
 const LEFT_READS: usize = 16;
@@ -80,7 +88,8 @@ impl FdIo {
         Ok(FdIo {
             read_fd: stdout,
             write_fd: stdin,
-            owned: true,
+            read_owned: true,
+            write_owned: true,
             restore: Vec::new(),
             write_is_socket: false,
             read_open: true,
@@ -88,6 +97,7 @@ impl FdIo {
             wake,
             signalled: false,
             read_left: false,
+            eof_at: None,
             process: Some(process),
         })
     }
@@ -182,7 +192,7 @@ impl FdIo {
         }
         self.write_open = false;
         core.consume(usize::MAX);
-        if self.owned {
+        if self.write_owned {
             // SAFETY: descriptors the transport owns; the write one, when
             // distinct, is closed here once and never used again.
             unsafe {
@@ -227,10 +237,13 @@ impl FdIo {
             Ok(Err(e)) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => Ok(false),
             // The end of the stream; a read error (ECONNRESET...) ends it too.
             // A spawned server's transport ends when the process is gone.
+            // Without a process, what is queued is still written first (the
+            // peer may only have closed its half), for at most END_GRACE.
             Ok(_) => {
                 match &mut self.process {
                     Some(process) => process.stdout_ended(),
-                    None => core.receive_end()?,
+                    None if core.output().is_empty() || !self.write_open => core.receive_end()?,
+                    None => self.eof_at = Some(Instant::now()),
                 }
                 self.read_open = false;
                 Ok(true)
@@ -240,6 +253,29 @@ impl FdIo {
                 Ok(false)
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// Ends the transport whose peer's end came while output was queued,
+    /// once that is written, the write side has ended, or `END_GRACE` passed.
+    pub(super) fn finish_end(&mut self, core: &mut Transport) -> Result<(), Error> {
+        if let Some(at) = self.eof_at {
+            if core.output().is_empty() || !self.write_open || at + END_GRACE <= Instant::now() {
+                core.receive_end()?;
+                self.eof_at = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// When the descriptors' side needs a look without any I/O: the end of
+    /// `END_GRACE`, a spawned server's signal or exit check.
+    pub(super) fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        let end = self.eof_at.map(|at| at + END_GRACE);
+        let process = self.process.as_ref().and_then(|p| p.next_deadline(now));
+        match (end, process) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -286,15 +322,14 @@ impl Drop for FdIo {
         // SAFETY: owned descriptors are closed once each (the write one only
         // if `end_write` did not close it); borrowed ones get their flags back.
         unsafe {
-            if self.owned {
+            for &(fd, flags) in &self.restore {
+                libc::fcntl(fd, libc::F_SETFL, flags);
+            }
+            if self.read_owned {
                 libc::close(self.read_fd);
-                if self.write_fd != self.read_fd && self.write_open {
-                    libc::close(self.write_fd);
-                }
-            } else {
-                for &(fd, flags) in &self.restore {
-                    libc::fcntl(fd, libc::F_SETFL, flags);
-                }
+            }
+            if self.write_owned && self.write_fd != self.read_fd && self.write_open {
+                libc::close(self.write_fd);
             }
         }
     }
@@ -384,7 +419,8 @@ pub unsafe extern "C" fn mcp_transport_open_fds(
         if flags & !KNOWN_FLAGS != 0 || read_fd < 0 || write_fd < 0 {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
-        match open(read_fd, write_fd, flags & MCP_TRANSPORT_BORROW_FDS == 0) {
+        let owned = flags & MCP_TRANSPORT_BORROW_FDS == 0;
+        match open(read_fd, write_fd, owned, owned) {
             Ok(t) => {
                 // SAFETY: `out` is non-null and writable, by the caller's contract.
                 unsafe { out.write(t) };
@@ -396,7 +432,12 @@ pub unsafe extern "C" fn mcp_transport_open_fds(
 }
 
 /// The body of `mcp_transport_open_fds` after the argument checks.
-fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTransport, McpStatus> {
+fn open(
+    read_fd: c_int,
+    write_fd: c_int,
+    read_owned: bool,
+    write_owned: bool,
+) -> Result<*mut McpTransport, McpStatus> {
     let io_error = || {
         let errno = last_errno();
         move || {
@@ -426,7 +467,8 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
     let mut io = FdIo {
         read_fd,
         write_fd,
-        owned: false,
+        read_owned: false,
+        write_owned: false,
         restore: Vec::new(),
         write_is_socket: false,
         read_open: true,
@@ -434,6 +476,7 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
         wake,
         signalled: false,
         read_left: false,
+        eof_at: None,
         process: None,
     };
     io.restore
@@ -461,17 +504,94 @@ fn open(read_fd: c_int, write_fd: c_int, owned: bool) -> Result<*mut McpTranspor
     if raw.is_null() {
         return Err(McpStatus::MCP_STATUS_OUT_OF_MEMORY); // `io` was dropped: flags restored
     }
-    if owned {
+    if read_owned || write_owned {
         // SAFETY: `raw` is the live handle just made; nothing else uses it yet.
         let handle = unsafe { &*raw };
         if let Ok(mut inner) = handle.inner.lock() {
             if let Some(io) = &mut inner.io {
-                io.owned = true;
-                io.restore.clear();
+                io.read_owned = read_owned;
+                io.write_owned = write_owned;
+                // An owned descriptor is closed, not given its flags back.
+                io.restore.retain(|&(fd, _)| {
+                    !(fd == read_fd && read_owned || fd == write_fd && write_owned)
+                });
             }
         }
     }
     Ok(raw)
+}
+
+/// `mcp_transport_open_stdio` flag: protect the protocol stream from stray
+/// output. The transport writes to a private duplicate of descriptor 1
+/// (close-on-exec), and descriptor 1 is pointed at stderr, so a `printf`,
+/// a library that logs to stdout or a child that inherits it can no longer
+/// corrupt the stream. Descriptor 1 stays pointed at stderr after close and
+/// free.
+pub const MCP_TRANSPORT_GUARD_STDOUT: u32 = 1 << 1;
+
+/// Creates a transport on the process's own stdin and stdout: for an MCP
+/// server. Descriptors 0 and 1 are borrowed (never closed; their flags,
+/// made non-blocking meanwhile, are given back at free); with
+/// `MCP_TRANSPORT_GUARD_STDOUT` the transport writes to its private
+/// duplicate of descriptor 1 instead, which it owns: closing the transport
+/// closes it, and the host sees the end of the stream.
+///
+/// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
+/// changed: `MCP_STATUS_NULL_ARGUMENT` (out NULL),
+/// `MCP_STATUS_INVALID_ARGUMENT` (a flag other than
+/// `MCP_TRANSPORT_GUARD_STDOUT`), `MCP_STATUS_IO_ERROR` (descriptor 0 or 1
+/// is not open, or no descriptor is left; `errno` says why),
+/// `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe, but descriptor 1 is process
+/// state: call it once, early, before other threads write to stdout.
+/// POSIX only.
+///
+/// # Safety
+/// `out` is NULL or points to writable memory for one pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_open_stdio(
+    flags: u32,
+    out: *mut *mut McpTransport,
+) -> McpStatus {
+    ffi_boundary!(mcp_transport_open_stdio, McpStatus::MCP_STATUS_PANIC, {
+        super::fault_point();
+        if out.is_null() {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        }
+        if flags & !MCP_TRANSPORT_GUARD_STDOUT != 0 {
+            return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+        }
+        let opened = if flags & MCP_TRANSPORT_GUARD_STDOUT == 0 {
+            open(0, 1, false, false)
+        } else {
+            // SAFETY: duplicates descriptor 1 (close-on-exec, at 3 or above).
+            let private = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
+            if private < 0 {
+                set_errno(last_errno());
+                return McpStatus::MCP_STATUS_IO_ERROR;
+            }
+            let opened = open(0, private, false, true);
+            match opened {
+                // SAFETY: points descriptor 1 at stderr; the stream goes on
+                // through `private`.
+                Ok(_) => unsafe {
+                    libc::dup2(2, 1);
+                },
+                // SAFETY: the duplicate is ours and nothing else holds it.
+                Err(_) => unsafe {
+                    libc::close(private);
+                },
+            }
+            opened
+        };
+        match opened {
+            Ok(t) => {
+                // SAFETY: `out` is non-null and writable, by the caller's contract.
+                unsafe { out.write(t) };
+                McpStatus::MCP_STATUS_OK
+            }
+            Err(status) => status,
+        }
+    })
 }
 
 /// For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
@@ -528,7 +648,7 @@ pub unsafe extern "C" fn mcp_transport_poll_fds(
             if needed > cap {
                 return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
             }
-            let timeout = millis_to_deadline(&inner.core);
+            let timeout = millis_to_deadline(&inner);
             // SAFETY: `fds` holds `cap` >= `needed` writable entries and
             // `timeout_ms` is writable, by the caller's contract.
             unsafe {

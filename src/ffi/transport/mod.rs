@@ -39,21 +39,21 @@ pub use event::{McpEvent, McpEventKind};
 pub use events::{mcp_transport_next_deadline, mcp_transport_next_event};
 #[cfg(unix)]
 pub use fds::{
-    mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS,
-    MCP_TRANSPORT_MAX_POLL_FDS,
+    mcp_transport_open_fds, mcp_transport_open_stdio, mcp_transport_poll_fds,
+    MCP_TRANSPORT_BORROW_FDS, MCP_TRANSPORT_GUARD_STDOUT, MCP_TRANSPORT_MAX_POLL_FDS,
 };
 pub use memory::{
     mcp_transport_read_output, mcp_transport_receive, mcp_transport_receive_end,
     mcp_transport_take_output,
 };
+pub use send::{
+    mcp_transport_cancel, mcp_transport_close, mcp_transport_notify, mcp_transport_request,
+    mcp_transport_respond, mcp_transport_respond_error, mcp_transport_send,
+};
 #[cfg(unix)]
 pub use spawn::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
     MCP_TRANSPORT_KILL_ON_HOST_EXIT,
-};
-pub use send::{
-    mcp_transport_cancel, mcp_transport_close, mcp_transport_notify, mcp_transport_request,
-    mcp_transport_respond, mcp_transport_respond_error, mcp_transport_send,
 };
 
 /// The grace `mcp_transport_free` gives an open transport: 2 s.

@@ -67,7 +67,10 @@ impl Process {
     /// The next time the process needs looking at: a signal due, or the
     /// next look where no pidfd tells the exit.
     pub(super) fn next_deadline(&self, now: Instant) -> Option<Instant> {
-        let poll = self.child.needs_polling().then(|| now + super::child::POLL_EXIT);
+        let poll = self
+            .child
+            .needs_polling()
+            .then(|| now + super::child::POLL_EXIT);
         match (self.child.next_deadline(), poll) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -166,14 +169,19 @@ fn close_on_exec_from_3() {
     {
         const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
         // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only sets flags.
-        let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+        let r =
+            unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
         if r == 0 {
             return;
         }
     }
     // SAFETY: sysconf is async-signal-safe.
     let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) };
-    let max = if max <= 0 { 1024 } else { max.min(1 << 16) as c_int };
+    let max = if max <= 0 {
+        1024
+    } else {
+        max.min(1 << 16) as c_int
+    };
     for fd in 3..max {
         // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
@@ -183,7 +191,10 @@ fn close_on_exec_from_3() {
 /// Starts the server `cmd` describes; its pid and its pipes.
 fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process::Child, PathBuf)> {
     let env = cmd.environment();
-    let child_path = env.iter().find(|(n, _)| n == "PATH").map(|(_, v)| v.clone());
+    let child_path = env
+        .iter()
+        .find(|(n, _)| n == "PATH")
+        .map(|(_, v)| v.clone());
     let host_path = std::env::var_os("PATH");
     let program = resolve(&cmd.program, child_path.as_deref().or(host_path.as_deref()))
         .map_err(io::Error::from_raw_os_error)?;
