@@ -14,10 +14,10 @@ static void test_status_strings(void)
         MCP_STATUS_END_OF_STREAM, MCP_STATUS_NULL_ARGUMENT,   MCP_STATUS_INVALID_ARGUMENT,
         MCP_STATUS_INVALID_JSON, MCP_STATUS_OUT_OF_MEMORY,    MCP_STATUS_PANIC,
         MCP_STATUS_POISONED,     MCP_STATUS_IO_ERROR,         MCP_STATUS_BROKEN_PIPE,
-        MCP_STATUS_TIMED_OUT,    MCP_STATUS_CLOSED,
+        MCP_STATUS_TIMED_OUT,    MCP_STATUS_CLOSED,           MCP_STATUS_SPAWN_FAILED,
     };
     /* the codes just past each end, and far ones */
-    static const int32_t unknown[] = {4, 100, -11, -100, INT32_MAX, INT32_MIN};
+    static const int32_t unknown[] = {4, 100, -12, -100, INT32_MAX, INT32_MIN};
     const char *known_str[sizeof known / sizeof known[0]];
     size_t i, j;
 
@@ -36,12 +36,21 @@ static void test_status_strings(void)
     CHECK(MCP_STATUS_BROKEN_PIPE == -8);
     CHECK(MCP_STATUS_TIMED_OUT == -9);
     CHECK(MCP_STATUS_CLOSED == -10);
+    CHECK(MCP_STATUS_SPAWN_FAILED == -11);
     CHECK(MCP_MESSAGE_JSON == 0 && MCP_MESSAGE_PARSE_ERROR == 1 && MCP_MESSAGE_TOO_LONG == 2 &&
           MCP_MESSAGE_INVALID_JSONRPC == 3);
     CHECK(MCP_RPC_NONE == 0 && MCP_RPC_REQUEST == 1 && MCP_RPC_NOTIFICATION == 2 && MCP_RPC_RESPONSE == 3 &&
           MCP_RPC_ERROR == 4 && MCP_RPC_BATCH == 5);
     CHECK(MCP_READER_SKIP_INVALID == 1 && MCP_READER_JSONRPC == 2 && MCP_ENCODE_ASCII == 1);
     CHECK(sizeof(McpStatus) == 4);
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+    CHECK(MCP_ENV_DEFAULT == 0 && MCP_ENV_INHERIT == 1 && MCP_ENV_CLEAR == 2);
+    CHECK(MCP_STDERR_EVENTS == 0 && MCP_STDERR_INHERIT == 1 && MCP_STDERR_DISCARD == 2);
+    CHECK(MCP_TRANSPORT_BORROW_FDS == 1 && MCP_TRANSPORT_GUARD_STDOUT == 2 &&
+          MCP_TRANSPORT_KILL_ON_HOST_EXIT == 4 && MCP_TRANSPORT_MAX_POLL_FDS == 5);
+    CHECK(sizeof(McpEnvMode) == 4 && sizeof(McpStderrMode) == 4);
+#endif
+    CHECK(MCP_EVENT_STDERR == 6 && MCP_EVENT_CLOSED == 7);
 
     for (i = 0; i < sizeof known / sizeof known[0]; i++) {
         const char *s = mcp_status_str(known[i]);

@@ -26,6 +26,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -677,6 +679,163 @@ static void armed_transport_free(const char *name)
     CHECK(1); /* still alive */
 }
 
+/* ---- spawning: McpCommand, mcp_transport_spawn, pid, stderr_dropped,
+ * open_stdio ---- */
+
+/* No child of this process is left (running or unreaped). */
+static int no_child_left(void)
+{
+    errno = 0;
+    return waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD;
+}
+
+static McpCommand *new_command(const char *program)
+{
+    McpCommand *cmd = mcp_command_new(program);
+    if (!CHECK(cmd != NULL)) {
+        check_summary();
+        exit(1);
+    }
+    return cmd;
+}
+
+static void armed_command_new(const char *name)
+{
+    McpCommand *cmd;
+    arm(name);
+    cmd = mcp_command_new("cat");
+    disarm(name);
+    if (!CHECK(cmd == NULL)) {
+        printf("    %s, armed, returned a command, want its panic value NULL\n", name);
+        mcp_command_free(cmd);
+    }
+}
+
+/* A command's setters: MCP_STATUS_PANIC; the command is still usable and
+ * freed (valgrind, ASan: no leak). */
+static void armed_command_call(const char *name)
+{
+    McpCommand *cmd = new_command("cat");
+    McpStatus st;
+    arm(name);
+    if (strcmp(name, "mcp_command_arg") == 0) {
+        st = mcp_command_arg(cmd, "-u");
+    } else if (strcmp(name, "mcp_command_env") == 0) {
+        st = mcp_command_env(cmd, "A", "1");
+    } else if (strcmp(name, "mcp_command_env_mode") == 0) {
+        st = mcp_command_env_mode(cmd, MCP_ENV_CLEAR);
+    } else if (strcmp(name, "mcp_command_cwd") == 0) {
+        st = mcp_command_cwd(cmd, "/");
+    } else if (strcmp(name, "mcp_command_stderr") == 0) {
+        st = mcp_command_stderr(cmd, MCP_STDERR_DISCARD);
+    } else {
+        st = MCP_STATUS_OK;
+        printf("    %s: no armed call for it in armed_command_call\n", name);
+    }
+    disarm(name);
+    want_panic_status(name, st);
+    /* Disarmed, the same setters work on the same command. */
+    CHECK_STATUS(mcp_command_arg(cmd, "-u"), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_command_env(cmd, "A", "1"), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_command_cwd(cmd, "/"), MCP_STATUS_OK);
+    mcp_command_free(cmd);
+}
+
+static void armed_command_free(const char *name)
+{
+    McpCommand *cmd = new_command("cat");
+    CHECK_STATUS(mcp_command_arg(cmd, "-u"), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_command_env(cmd, "A", "1"), MCP_STATUS_OK);
+    arm(name);
+    mcp_command_free(cmd); /* frees, then panics: caught (valgrind: no leak) */
+    mcp_command_free(NULL); /* a no-op before the fault point */
+    disarm(name);
+    CHECK(1); /* still alive */
+}
+
+/* Nothing started, *out untouched, no child left. */
+static void armed_transport_spawn(const char *name)
+{
+    McpCommand *cmd = new_command("cat");
+    McpTransport *t = (McpTransport *)&check_passed_count;
+    McpStatus st;
+    arm(name);
+    st = mcp_transport_spawn(cmd, 0, &t);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(t == (McpTransport *)&check_passed_count);
+    CHECK(no_child_left());
+    mcp_command_free(cmd);
+}
+
+/* A spawned `cat`, whose pid is known. */
+static McpTransport *spawned_cat(int32_t *pid)
+{
+    McpCommand *cmd = new_command("cat");
+    McpTransport *t = NULL;
+    CHECK_STATUS(mcp_transport_spawn(cmd, 0, &t), MCP_STATUS_OK);
+    mcp_command_free(cmd);
+    if (t == NULL) {
+        check_summary();
+        exit(1);
+    }
+    *pid = mcp_transport_pid(t);
+    CHECK(*pid > 0);
+    return t;
+}
+
+/* pid and stderr_dropped take the transport's lock: a panic there poisons
+ * it. Their panic values are -1 and 0, and so are their answers for a
+ * poisoned transport; free still kills and reaps the server. */
+static void armed_transport_process_query(const char *name)
+{
+    int is_pid = strcmp(name, "mcp_transport_pid") == 0;
+    int32_t pid = 0;
+    McpTransport *t = spawned_cat(&pid);
+    McpTransport *bystander;
+    int32_t other_pid = 0;
+    int64_t got;
+
+    arm(name);
+    got = is_pid ? (int64_t)mcp_transport_pid(t) : (int64_t)mcp_transport_stderr_dropped(t);
+    disarm(name);
+    if (!CHECK(got == (is_pid ? -1 : 0))) {
+        printf("    %s, armed, returned %lld, want its panic value %d\n", name, (long long)got,
+               is_pid ? -1 : 0);
+    }
+    CHECK(mcp_transport_pid(t) == -1);
+    CHECK(mcp_transport_stderr_dropped(t) == 0);
+    check_transport_poisoned(t, name);
+    mcp_transport_free(t); /* poisoned: the server is killed and reaped */
+    errno = 0;
+    CHECK(waitpid(pid, NULL, WNOHANG) == -1 && errno == ECHILD);
+
+    /* Another transport is unaffected. */
+    bystander = spawned_cat(&other_pid);
+    CHECK(other_pid != pid);
+    CHECK(mcp_transport_stderr_dropped(bystander) == 0);
+    mcp_transport_free(bystander);
+    CHECK(no_child_left());
+}
+
+/* Nothing changed: *out untouched, descriptors 0 and 1 as they were. */
+static void armed_transport_open_stdio(const char *name)
+{
+    McpTransport *t = (McpTransport *)&check_passed_count;
+    int fl0 = fcntl(0, F_GETFL), fl1 = fcntl(1, F_GETFL);
+    struct stat before, after;
+    McpStatus st;
+    int stat_ok = fstat(1, &before) == 0;
+    arm(name);
+    st = mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT, &t);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(t == (McpTransport *)&check_passed_count);
+    CHECK(fcntl(0, F_GETFL) == fl0 && fcntl(1, F_GETFL) == fl1);
+    CHECK(stat_ok && fstat(1, &after) == 0 && after.st_ino == before.st_ino &&
+          after.st_dev == before.st_dev);
+}
+
 /* How to call each function of the header armed, and check its panic value. */
 typedef struct {
     const char *name;
@@ -722,6 +881,17 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_transport_free", armed_transport_free},
     {"mcp_transport_open_fds", armed_transport_open_fds},
     {"mcp_transport_poll_fds", armed_transport_call},
+    {"mcp_command_new", armed_command_new},
+    {"mcp_command_arg", armed_command_call},
+    {"mcp_command_env", armed_command_call},
+    {"mcp_command_env_mode", armed_command_call},
+    {"mcp_command_cwd", armed_command_call},
+    {"mcp_command_stderr", armed_command_call},
+    {"mcp_command_free", armed_command_free},
+    {"mcp_transport_spawn", armed_transport_spawn},
+    {"mcp_transport_pid", armed_transport_process_query},
+    {"mcp_transport_stderr_dropped", armed_transport_process_query},
+    {"mcp_transport_open_stdio", armed_transport_open_stdio},
 };
 #define N_PANIC_CASES (sizeof PANIC_CASES / sizeof PANIC_CASES[0])
 
