@@ -129,10 +129,12 @@ impl StderrLines {
     fn split(&mut self, end: bool) {
         loop {
             let rest = &self.buf[self.scan..];
-            let window = &rest[..rest.len().min(PIECE)];
+            // One byte past a piece: a line of exactly 64 KiB is one line,
+            // not a piece and then an empty line.
+            let window = &rest[..rest.len().min(PIECE + 1)];
             if let Some(at) = memchr::memchr(b'\n', window) {
                 self.push(at, true);
-            } else if window.len() == PIECE {
+            } else if window.len() > PIECE {
                 self.push(PIECE, false);
             } else {
                 break;
