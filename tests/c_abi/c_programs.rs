@@ -26,6 +26,7 @@ const C_TESTS: &[&str] = &[
     "test_meta",
     "test_envelope",
     "test_transport",
+    "test_spawn",
 ];
 
 // ---------------------------------------------------------------------------
