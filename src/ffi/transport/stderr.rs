@@ -14,6 +14,10 @@ const PIECE: usize = 64 << 10;
 const BACKLOG: usize = 1 << 20;
 /// One read's size.
 const READ: usize = 64 << 10;
+/// The most reads of one drain: what the backlog holds. A server that
+/// writes faster than the host reads would otherwise hold the call (and
+/// grow the buffer) for as long as it keeps writing.
+const DRAIN_READS: usize = BACKLOG / READ;
 
 /// One line (or piece of one) in the buffer.
 #[derive(Debug, Clone, Copy)]
@@ -99,9 +103,14 @@ impl StderrLines {
         }
     }
 
-    /// Reads what is there (until EAGAIN or the end), splitting lines.
+    /// Reads what is there (until EAGAIN or the end, at most
+    /// `DRAIN_READS` reads: the rest waits for the next call), splitting
+    /// lines.
     pub(super) fn drain(&mut self) {
-        while self.open {
+        for _ in 0..DRAIN_READS {
+            if !self.open {
+                return;
+            }
             if self.buf.try_reserve(READ).is_err() {
                 return; // read later
             }
