@@ -160,7 +160,9 @@ fn run_to_closed(t: *mut McpTransport, limit: Duration) -> Outcome {
         }
         let wait = (end - now).as_millis().min(1000) as i32 + 1;
         let st = unsafe { mcp_transport_next_event(t, wait, &mut ev) };
-        out.longest_call = out.longest_call.max(now.elapsed().min(Duration::from_millis(wait as u64)));
+        out.longest_call = out
+            .longest_call
+            .max(now.elapsed().min(Duration::from_millis(wait as u64)));
         match st {
             MCP_STATUS_NO_MESSAGE => continue,
             MCP_STATUS_OK => {}
@@ -218,7 +220,11 @@ fn pid_line(t: *mut McpTransport) -> i32 {
     let st = unsafe { mcp_transport_next_event(t, 5000, &mut ev) };
     assert_eq!(st, MCP_STATUS_OK);
     assert_eq!(ev.kind, STDERR);
-    String::from_utf8(data(&ev)).unwrap().trim().parse().unwrap()
+    String::from_utf8(data(&ev))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -248,9 +254,8 @@ fn a_server_that_never_reads_its_stdin() {
         let mut ev = new_event();
         let started = Instant::now();
         while attempted < 50_000_000 {
-            let st = unsafe {
-                mcp_transport_notify(t, c"fill".as_ptr(), params.as_ptr(), params.len())
-            };
+            let st =
+                unsafe { mcp_transport_notify(t, c"fill".as_ptr(), params.as_ptr(), params.len()) };
             attempted += line_len;
             match st {
                 MCP_STATUS_OK => accepted += line_len,
@@ -270,7 +275,10 @@ fn a_server_that_never_reads_its_stdin() {
         // The bound, plus what the pipe took (64 KiB by default, up to 1 MiB).
         assert!(refused > 700, "{refused} sends refused");
         assert!(accepted <= (2 << 20) + line_len, "{accepted} bytes taken");
-        assert!(longest < Duration::from_millis(100), "next_event(t, 0) took {longest:?}");
+        assert!(
+            longest < Duration::from_millis(100),
+            "next_event(t, 0) took {longest:?}"
+        );
 
         let closing = Instant::now();
         assert_eq!(unsafe { mcp_transport_close(t, GRACE_MS) }, MCP_STATUS_OK);
@@ -345,7 +353,10 @@ fn a_server_that_floods_stderr_while_answering() {
                 stderr_lines += 1;
                 stderr_bytes += ev.len as u64 + 1;
             }
-            other => panic!("unexpected event kind {other} ({:?})", String::from_utf8_lossy(&data(&ev))),
+            other => panic!(
+                "unexpected event kind {other} ({:?})",
+                String::from_utf8_lossy(&data(&ev))
+            ),
         }
     }
     let answering = started.elapsed();
@@ -354,7 +365,10 @@ fn a_server_that_floods_stderr_while_answering() {
         "stderr flood: 1000 answers in {answering:?}; meanwhile {stderr_lines} stderr lines \
          ({stderr_bytes} bytes) delivered, {dropped} bytes dropped; longest next_event: {longest:?}"
     );
-    assert!(longest < Duration::from_millis(1500), "a next_event call took {longest:?}");
+    assert!(
+        longest < Duration::from_millis(1500),
+        "a next_event call took {longest:?}"
+    );
 
     let closing = Instant::now();
     assert_eq!(unsafe { mcp_transport_close(t, GRACE_MS) }, MCP_STATUS_OK);
@@ -378,7 +392,11 @@ fn a_server_that_floods_stderr_while_answering() {
     }
     // The flood is usually over by now: sed ends at its stdin's end at once
     // (else SIGTERM at the grace ends the flood; the bound allows for it).
-    shutdown_time("floods stderr (sed answering, yes | head >&2)", took, Duration::ZERO);
+    shutdown_time(
+        "floods stderr (sed answering, yes | head >&2)",
+        took,
+        Duration::ZERO,
+    );
     free(server);
     assert_eq!(fd_count(), fds);
 }
@@ -415,13 +433,20 @@ fn a_server_that_ignores_sigterm() {
     unsafe { mcp_transport_free(server.t) };
     let took = freeing.elapsed();
     assert!(reaped(pid));
-    shutdown_time("ignores SIGTERM, freed open (2 s grace)", took, FIXED_GRACE * 2);
+    shutdown_time(
+        "ignores SIGTERM, freed open (2 s grace)",
+        took,
+        FIXED_GRACE * 2,
+    );
 
     // free after close: the close's schedule stands.
     let server = spawn_sh("trap '' TERM; exec sleep 1000");
     let pid = server.pid;
     let freeing = Instant::now();
-    assert_eq!(unsafe { mcp_transport_close(server.t, GRACE_MS) }, MCP_STATUS_OK);
+    assert_eq!(
+        unsafe { mcp_transport_close(server.t, GRACE_MS) },
+        MCP_STATUS_OK
+    );
     unsafe { mcp_transport_free(server.t) };
     let took = freeing.elapsed();
     assert!(reaped(pid));
@@ -438,7 +463,10 @@ fn a_grandchild_that_keeps_the_pipes_open() {
     let fds = fd_count();
     for (script, expected) in [
         ("sleep 1000 & echo $! >&2; exec cat", GRACE),
-        ("trap '' TERM; sleep 1000 & echo $! >&2; exec cat", GRACE * 2),
+        (
+            "trap '' TERM; sleep 1000 & echo $! >&2; exec cat",
+            GRACE * 2,
+        ),
     ] {
         let server = spawn_sh(script);
         let t = server.t;
@@ -451,8 +479,15 @@ fn a_grandchild_that_keeps_the_pipes_open() {
         assert!(out.closed);
         // cat ended at its stdin's end, before any signal.
         assert_eq!((out.exit_code, out.term_signal), (0, 0));
-        assert!(gone_within(grandchild, Duration::from_secs(1)), "grandchild {grandchild} lives");
-        shutdown_time(&format!("grandchild holds the pipes ({script})"), took, expected);
+        assert!(
+            gone_within(grandchild, Duration::from_secs(1)),
+            "grandchild {grandchild} lives"
+        );
+        shutdown_time(
+            &format!("grandchild holds the pipes ({script})"),
+            took,
+            expected,
+        );
         free(server);
     }
 
@@ -465,8 +500,15 @@ fn a_grandchild_that_keeps_the_pipes_open() {
     let took = started.elapsed();
     assert!(out.closed);
     assert_eq!((out.exit_code, out.term_signal), (5, 0));
-    assert!(gone_within(grandchild, Duration::from_secs(1)), "grandchild {grandchild} lives");
-    shutdown_time("exits by itself, grandchild holds the pipes (2 s grace)", took, FIXED_GRACE);
+    assert!(
+        gone_within(grandchild, Duration::from_secs(1)),
+        "grandchild {grandchild} lives"
+    );
+    shutdown_time(
+        "exits by itself, grandchild holds the pipes (2 s grace)",
+        took,
+        FIXED_GRACE,
+    );
     free(server);
     assert_eq!(fd_count(), fds);
 }
@@ -535,9 +577,8 @@ fn a_server_that_prints_junk_and_half_a_line_and_dies() {
 
     // A whole answer without its newline, then the end: the answer counts.
     let server = spawn_sh("read request; printf '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}'");
-    let st = unsafe {
-        mcp_transport_request(server.t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id)
-    };
+    let st =
+        unsafe { mcp_transport_request(server.t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) };
     assert_eq!(st, MCP_STATUS_OK);
     let out = run_to_closed(server.t, Duration::from_secs(10));
     assert!(out.closed && out.failed.is_empty() && out.invalid.is_empty());
@@ -549,7 +590,10 @@ fn a_server_that_prints_junk_and_half_a_line_and_dies() {
     let server = spawn_sh("printf '{\"jsonrpc\":\"2.0\",\"method\":\"last\"}'; exit 1");
     let out = run_to_closed(server.t, Duration::from_secs(10));
     assert!(out.closed && out.invalid.is_empty());
-    assert_eq!(out.messages, vec![b"{\"jsonrpc\":\"2.0\",\"method\":\"last\"}".to_vec()]);
+    assert_eq!(
+        out.messages,
+        vec![b"{\"jsonrpc\":\"2.0\",\"method\":\"last\"}".to_vec()]
+    );
     assert_eq!(out.exit_code, 1);
     free(server);
     assert_eq!(fd_count(), fds);
@@ -591,7 +635,10 @@ fn two_hundred_servers_leave_nothing_behind() {
         match i % 4 {
             // Closed, then run to its end.
             0 | 1 => {
-                assert_eq!(unsafe { mcp_transport_close(server.t, 1000) }, MCP_STATUS_OK);
+                assert_eq!(
+                    unsafe { mcp_transport_close(server.t, 1000) },
+                    MCP_STATUS_OK
+                );
                 let out = run_to_closed(server.t, Duration::from_secs(5));
                 assert!(out.closed && out.exit_code == 0, "{out:?}");
             }
@@ -649,8 +696,14 @@ fn a_server_whose_stderr_never_stops() {
          next_event(t, 0): {longest:?}, rss {rss_before} -> {rss_after} KiB",
         unsafe { mcp_transport_stderr_dropped(t) }
     );
-    assert!(longest < Duration::from_millis(200), "next_event(t, 0) took {longest:?}");
-    assert!(rss_after < rss_before + 16 * 1024, "rss {rss_before} -> {rss_after} KiB");
+    assert!(
+        longest < Duration::from_millis(200),
+        "next_event(t, 0) took {longest:?}"
+    );
+    assert!(
+        rss_after < rss_before + 16 * 1024,
+        "rss {rss_before} -> {rss_after} KiB"
+    );
     let closing = Instant::now();
     assert_eq!(unsafe { mcp_transport_close(t, GRACE_MS) }, MCP_STATUS_OK);
     let out = run_to_closed(t, Duration::from_secs(10));
@@ -658,6 +711,58 @@ fn a_server_whose_stderr_never_stops() {
     assert!(out.closed);
     assert_eq!((out.exit_code, out.term_signal), (-1, libc::SIGTERM));
     shutdown_time("stderr never stops (yes >&2)", took, GRACE);
+    free(server);
+    assert_eq!(fd_count(), fds);
+}
+
+/// A server that logs without end while it answers: its answers still come
+/// (stderr lines do not starve its messages), and close ends the logging
+/// process of its group at the grace.
+#[test]
+fn a_server_that_logs_without_end_still_answers() {
+    let _serial = serial();
+    let fds = fd_count();
+    let server = spawn_sh(
+        "yes 'endless log line' >&2 &
+         exec sed -u 's/.*\"id\":\\([0-9]*\\).*/{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'",
+    );
+    let t = server.t;
+    for want in 1..=20 {
+        let mut id = 0;
+        let st = unsafe {
+            mcp_transport_request(t, c"echo".as_ptr(), std::ptr::null(), 0, 5000, &mut id)
+        };
+        assert_eq!((st, id), (MCP_STATUS_OK, want));
+    }
+    let started = Instant::now();
+    let (mut answered, mut lines) = (0, 0u64);
+    let mut ev = new_event();
+    while answered < 20 && started.elapsed() < Duration::from_secs(3) {
+        let st = unsafe { mcp_transport_next_event(t, 100, &mut ev) };
+        if st != MCP_STATUS_OK {
+            continue;
+        }
+        match ev.kind {
+            RESPONSE => answered += 1,
+            STDERR => lines += 1,
+            other => panic!("unexpected event kind {other}"),
+        }
+    }
+    println!(
+        "endless log: {answered} answers in {:?}, {lines} stderr lines meanwhile",
+        started.elapsed()
+    );
+    assert_eq!(
+        answered, 20,
+        "answers starved by stderr ({lines} stderr lines given)"
+    );
+    let closing = Instant::now();
+    assert_eq!(unsafe { mcp_transport_close(t, GRACE_MS) }, MCP_STATUS_OK);
+    let out = run_to_closed(t, Duration::from_secs(10));
+    let took = closing.elapsed();
+    assert!(out.closed && out.failed.is_empty());
+    assert_eq!((out.exit_code, out.term_signal), (0, 0)); // sed, at its stdin's end
+    shutdown_time("logs without end (yes >&2 &), answering", took, GRACE);
     free(server);
     assert_eq!(fd_count(), fds);
 }

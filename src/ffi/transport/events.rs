@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 #[cfg(unix)]
 use super::fds;
+#[cfg(unix)]
+use super::spawn::Process;
 use super::{lock, Inner, McpEvent, McpEventKind, McpStatus, McpTransport};
 use crate::Event;
 
@@ -66,6 +68,31 @@ pub(super) fn millis_to_deadline(inner: &Inner) -> i32 {
 }
 
 // ---- Events ----
+
+/// Writes the spawned server's next stderr line to `*ev`, if one waits
+/// (lent until the next call); true then.
+///
+/// # Safety
+/// `ev` points to writable memory for one `McpEvent`.
+#[cfg(unix)]
+unsafe fn stderr_event(process: &mut Process, ev: *mut McpEvent) -> bool {
+    let Some(line) = process.stderr_line() else {
+        return false;
+    };
+    let event = McpEvent {
+        data: line.as_ptr(),
+        len: line.len(),
+        ..McpEvent::from(Event::Closed)
+    };
+    // SAFETY: `ev` is writable, by the caller's contract.
+    unsafe {
+        ev.write(McpEvent {
+            kind: McpEventKind::MCP_EVENT_STDERR as i32,
+            ..event
+        })
+    };
+    true
+}
 
 /// How long `next_event` may wait.
 #[derive(Clone, Copy)]
@@ -189,23 +216,13 @@ pub(super) unsafe fn next_event<'a>(
                 }
                 if let Some(process) = io.process_mut() {
                     // Reap, signal, drain stderr; end the transport when the
-                    // server is gone. Its stderr lines come first.
+                    // server is gone. Its stderr lines come first, in turns
+                    // with its messages (see below).
                     if let Err(e) = process.supervise(core) {
                         return Err(e.into());
                     }
-                    if let Some(line) = process.stderr_line() {
-                        let event = McpEvent {
-                            data: line.as_ptr(),
-                            len: line.len(),
-                            ..McpEvent::from(Event::Closed)
-                        };
-                        // SAFETY: `ev` is writable, by the caller's contract.
-                        unsafe {
-                            ev.write(McpEvent {
-                                kind: McpEventKind::MCP_EVENT_STDERR as i32,
-                                ..event
-                            })
-                        };
+                    // SAFETY: `ev` is writable, by the caller's contract.
+                    if process.stderr_first() && unsafe { stderr_event(process, ev) } {
                         return Ok(());
                     }
                 }
@@ -236,6 +253,9 @@ pub(super) unsafe fn next_event<'a>(
                             // cancellation) goes out now, not next call.
                             io.flush(core);
                         }
+                        if let Some(process) = io.process_mut() {
+                            process.other_event_given();
+                        }
                     }
                 }
                 let _ = closed;
@@ -252,6 +272,14 @@ pub(super) unsafe fn next_event<'a>(
                     Ok(true) => continue,
                     Ok(false) => {}
                     Err(e) => return Err(e.into()),
+                }
+                // The server's turn was first and it had nothing: a stderr
+                // line, if one waits.
+                if let Some(process) = io.process_mut() {
+                    // SAFETY: `ev` is writable, by the caller's contract.
+                    if unsafe { stderr_event(process, ev) } {
+                        return Ok(());
+                    }
                 }
             }
         }

@@ -38,6 +38,10 @@ pub(super) struct Process {
     stdout_ended: bool,
     /// `receive_end` was given to the core: the end is under way.
     ended: bool,
+    /// The last event was one of its stderr lines: its messages go first
+    /// now (turns), so that a server that logs without end cannot starve
+    /// its answers.
+    stderr_last: bool,
     /// Last: dropped after the pipes are closed (kills and reaps if needed).
     child: Child,
 }
@@ -117,7 +121,21 @@ impl Process {
 
     /// The next stderr line, lent until the next call.
     pub(super) fn stderr_line(&mut self) -> Option<&[u8]> {
-        self.stderr.as_mut()?.next_line()
+        let line = self.stderr.as_mut()?.next_line();
+        self.stderr_last = line.is_some();
+        line
+    }
+
+    /// Its stderr lines go before its messages, but in turns with them
+    /// (not after one of them), and all of them once it is gone (they come
+    /// before `MCP_EVENT_CLOSED`).
+    pub(super) fn stderr_first(&self) -> bool {
+        self.ended || !self.stderr_last
+    }
+
+    /// An event other than a stderr line was given.
+    pub(super) fn other_event_given(&mut self) {
+        self.stderr_last = false;
     }
 
     pub(super) fn exit_code(&self) -> i32 {
@@ -328,6 +346,7 @@ pub unsafe extern "C" fn mcp_transport_spawn(
             stderr: stderr.map(StderrLines::new),
             stdout_ended: false,
             ended: false,
+            stderr_last: false,
             child: Child::new(pid),
         };
         let io = match FdIo::for_process(stdout, stdin, process) {
