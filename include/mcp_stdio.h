@@ -333,8 +333,11 @@ enum McpEventKind
    */
   MCP_EVENT_INVALID = 5,
   /**
-   * One line a spawned server wrote to its stderr (not yet produced by
-   * the transports of this version).
+   * One line a spawned server wrote to its stderr (`MCP_STDERR_EVENTS`),
+   * or a 64 KiB piece of a longer one. Its stderr lines keep their
+   * order and take turns with its messages (no stream starves the
+   * other); those left when it ends all come before
+   * `MCP_EVENT_REQUEST_FAILED` and `MCP_EVENT_CLOSED`.
    */
   MCP_EVENT_STDERR = 6,
   /**
