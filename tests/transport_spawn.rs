@@ -766,3 +766,40 @@ fn a_server_that_logs_without_end_still_answers() {
     free(server);
     assert_eq!(fd_count(), fds);
 }
+
+/// After CLOSED an event loop waits on the wake-up descriptor only (as
+/// `mcp_transport_poll_fds` says), also when CLOSED came at the SIGKILL,
+/// before the end of the server's stderr was read: nothing in the set is
+/// ready, so the loop does not spin.
+#[test]
+fn after_a_kill_the_poll_set_is_quiet() {
+    let _serial = serial();
+    let server = spawn_sh("trap '' TERM; sleep 1000 & echo $! >&2; exec cat");
+    let t = server.t;
+    let grandchild = pid_line(t);
+    assert_eq!(unsafe { mcp_transport_close(t, GRACE_MS) }, MCP_STATUS_OK);
+    let out = run_to_closed(t, Duration::from_secs(10));
+    assert!(out.closed);
+    assert!(gone_within(grandchild, Duration::from_secs(1)));
+    std::thread::sleep(Duration::from_millis(50)); // the pipes' ends have come
+    let mut fds = [libc::pollfd {
+        fd: -1,
+        events: 0,
+        revents: 0,
+    }; MCP_TRANSPORT_MAX_POLL_FDS];
+    let (mut n, mut timeout) = (0usize, -1i32);
+    let st =
+        unsafe { mcp_transport_poll_fds(t, fds.as_mut_ptr(), fds.len(), &mut n, &mut timeout) };
+    assert_eq!(st, MCP_STATUS_OK);
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, 0) };
+    assert_eq!(
+        (n, timeout, ready),
+        (1, 0, 0),
+        "after CLOSED: {n} descriptors ({:?}), {ready} ready",
+        &fds[..n]
+            .iter()
+            .map(|p| (p.fd, p.revents))
+            .collect::<Vec<_>>()
+    );
+    free(server);
+}

@@ -308,7 +308,10 @@ impl FdIo {
             }
         }
         add(self.wake.fd(), libc::POLLIN);
-        if let Some(process) = &self.process {
+        // After CLOSED nothing is read any more: a spawned server's stderr
+        // at its end (it was killed before the end was read) would be
+        // ready for ever, and an event loop on the set would spin.
+        if let Some(process) = self.process.as_ref().filter(|_| !core.is_closed()) {
             for fd in process.poll_fds() {
                 add(fd, libc::POLLIN);
             }
