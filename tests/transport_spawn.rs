@@ -803,3 +803,33 @@ fn after_a_kill_the_poll_set_is_quiet() {
     );
     free(server);
 }
+
+/// Closes its stdin and lives on: the first write the host makes is
+/// refused (EPIPE, no SIGPIPE), which begins the close with the 2 s grace
+/// of a server that went away; SIGTERM ends it then.
+#[test]
+fn a_server_that_closes_its_stdin_and_lives_on() {
+    let _serial = serial();
+    let fds = fd_count();
+    let server = spawn_sh("exec 0<&-; echo ready >&2; exec sleep 1000");
+    let t = server.t;
+    let mut ev = new_event();
+    assert_eq!(unsafe { mcp_transport_next_event(t, 5000, &mut ev) }, MCP_STATUS_OK);
+    assert_eq!((ev.kind, data(&ev)), (STDERR, b"ready".to_vec()));
+    let mut id = 0;
+    let st = unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) };
+    assert_eq!(st, MCP_STATUS_OK);
+    let started = Instant::now();
+    let out = run_to_closed(t, Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(out.closed);
+    assert_eq!(out.failed, vec![1]);
+    assert_eq!((out.exit_code, out.term_signal), (-1, libc::SIGTERM));
+    assert_eq!(
+        unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) },
+        MCP_STATUS_CLOSED
+    );
+    shutdown_time("closes its stdin, lives on (2 s grace after EPIPE)", took, FIXED_GRACE);
+    free(server);
+    assert_eq!(fd_count(), fds);
+}

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -1363,6 +1364,66 @@ static void test_open_stdio(void)
     }
 }
 
+/* ---- out of descriptors ---- */
+
+/* With room for only k more descriptors, k = 0, 1, 2...: spawn either
+ * works or fails with MCP_STATUS_SPAWN_FAILED and EMFILE, and whichever
+ * step ran short (a pipe, the exec report, the pidfd, the wake-up), no
+ * process and no descriptor is left. */
+static void test_out_of_descriptors(void)
+{
+    McpCommand *cmd;
+    struct rlimit saved, low;
+    const char *preload = getenv("LD_PRELOAD");
+    int fds = fd_count();
+    int lowest;
+    int k, failed = 0, worked = 0;
+
+    /* valgrind keeps RLIMIT_NOFILE to itself, and its socketpair(2) beyond
+     * that limit closes the two descriptors but reports success: the
+     * standard library's spawn then waits for ever for a child that runs. */
+    if (preload != NULL && strstr(preload, "vgpreload") != NULL) {
+        printf("    out of descriptors: not under valgrind\n");
+        return;
+    }
+    cmd = NEW_COMMAND("cat");
+    lowest = dup(0);
+    CHECK(lowest >= 0);
+    close(lowest);
+    CHECK(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    for (k = 0; k <= 12; k++) {
+        McpTransport *t = NULL;
+        McpStatus st;
+        int e;
+        low = saved;
+        low.rlim_cur = (rlim_t)(lowest + k);
+        if (!CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0)) {
+            break;
+        }
+        errno = 0;
+        st = mcp_transport_spawn(cmd, 0, &t);
+        e = errno;
+        CHECK(setrlimit(RLIMIT_NOFILE, &saved) == 0);
+        if (st == MCP_STATUS_OK) {
+            worked++;
+            CHECK(t != NULL);
+            mcp_transport_free(t); /* cat ends at its stdin's end */
+        } else {
+            failed++;
+            if (!CHECK(st == MCP_STATUS_SPAWN_FAILED && e == EMFILE && t == NULL)) {
+                printf("    room for %d descriptors: %ld (%s), errno %d (%s)\n", k, (long)st,
+                       status_name(st), e, strerror(e));
+            }
+        }
+        if (!CHECK(no_child_left() && fd_count() == fds)) {
+            printf("    room for %d descriptors: %d descriptors before, %d after\n", k, fds,
+                   fd_count());
+        }
+    }
+    CHECK(failed > 0 && worked > 0); /* the limit bit, and enough room sufficed */
+    mcp_command_free(cmd);
+}
+
 /* ---- many servers ---- */
 
 /* Spawned, closed and freed 50 times: no descriptor, no process left. */
@@ -1403,6 +1464,7 @@ int main(void)
     test_exit_status();
     test_kill_on_host_exit();
     test_open_stdio();
+    test_out_of_descriptors();
     test_repeated_spawns();
     remove_dir();
     CHECK(no_child_left());
