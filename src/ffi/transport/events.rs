@@ -214,13 +214,20 @@ pub(super) unsafe fn next_event<'a>(
                         return Err(e.into());
                     }
                 }
-                if let Some(process) = io.process_mut() {
-                    // Reap, signal, drain stderr; end the transport when the
-                    // server is gone. Its stderr lines come first, in turns
-                    // with its messages (see below).
-                    if let Err(e) = process.supervise(core) {
-                        return Err(e.into());
+                // Reap, signal, drain stderr; end the transport when the
+                // server is gone.
+                match io.process_mut().map(|process| process.supervise(core)) {
+                    Some(Err(e)) => return Err(e.into()),
+                    // Killed just now: what its stdout holds is read first.
+                    Some(Ok(true)) => {
+                        io.read_what_is_left();
+                        continue;
                     }
+                    _ => {}
+                }
+                if let Some(process) = io.process_mut() {
+                    // Its stderr lines come first, in turns with its
+                    // messages (see below).
                     // SAFETY: `ev` is writable, by the caller's contract.
                     if process.stderr_first() && unsafe { stderr_event(process, ev) } {
                         return Ok(());

@@ -205,6 +205,12 @@ impl FdIo {
         }
     }
 
+    /// Makes the next turn read what the peer left (see `read_left`): a
+    /// spawned server was just killed.
+    pub(super) fn read_what_is_left(&mut self) {
+        self.read_left = true;
+    }
+
     /// After a refused write, reads what the peer wrote before it went (an
     /// answer, say: it is delivered, not failed), up to `LEFT_READS` reads so
     /// that a peer still writing cannot hold the end back. Called before the

@@ -96,9 +96,13 @@ impl Process {
     /// Reaps, signals what is due, drains stderr, and ends the transport
     /// when the server is gone: exited, reaped and its pipes ended, or its
     /// group sent SIGKILL. A server that exits by itself begins the close.
-    pub(super) fn supervise(&mut self, core: &mut Transport) -> Result<(), Error> {
+    ///
+    /// `Ok(true)`: the group was sent SIGKILL just now; the caller reads
+    /// what its stdout still holds (an answer written before, say: it is
+    /// delivered, not failed), then calls again, which ends the transport.
+    pub(super) fn supervise(&mut self, core: &mut Transport) -> Result<bool, Error> {
         if self.ended {
-            return Ok(());
+            return Ok(false);
         }
         let now = Instant::now();
         if let Some(stderr) = &mut self.stderr {
@@ -110,13 +114,17 @@ impl Process {
             core.close(EXIT_GRACE, now)?;
             self.child.schedule(EXIT_GRACE, now);
         }
+        let killed_before = self.child.killed();
         self.child.signal_due(now);
+        if self.child.killed() && !killed_before && !self.stdout_ended {
+            return Ok(true);
+        }
         let pipes_ended = self.stdout_ended && self.stderr.as_ref().is_none_or(StderrLines::ended);
         if self.child.killed() || (self.child.exited() && pipes_ended) {
             core.receive_end()?;
             self.ended = true;
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The next stderr line, lent until the next call.
