@@ -893,10 +893,12 @@ static void test_stderr_events(void)
         run_free(&r);
     }
 
-    /* A flood of 3 MiB of numbered 1 KiB lines: the oldest beyond the
-     * 1 MiB backlog are dropped and counted, the server is never blocked
-     * (its message after the flood arrives), the order is kept, and every
-     * byte is either delivered or counted. */
+    /* A flood of 3 MiB of numbered 1 KiB lines, taken slowly at first (a
+     * host busy elsewhere: 2 ms between its first 100 calls, each of which
+     * drains what the pipe holds and gives one line): the oldest beyond
+     * the 1 MiB backlog are dropped and counted, the server is never
+     * blocked for long (its message after the flood arrives), the order is
+     * kept, and every byte is either delivered or counted. */
     t = SPAWN_SH("awk 'BEGIN { pad = sprintf(\"%1019s\", \"\"); for (i = 1; i <= 3072; i++) "
                  "printf \"%04d%s\\n\", i, pad }' >&2;"
                  "echo '{\"jsonrpc\":\"2.0\",\"method\":\"flooded\"}'");
@@ -905,10 +907,14 @@ static void test_stderr_events(void)
         uint64_t delivered = 0;
         long last = 0, n_lines = 0;
         int ordered = 1, whole = 1, got_message = 0, closed = 0;
-        int32_t exit_code = -2;
+        int32_t exit_code = -2, calls = 0;
         McpEvent ev;
         while (!closed && now_ms() - start < 10000) {
-            McpStatus st = mcp_transport_next_event(t, 1000, &ev);
+            McpStatus st;
+            if (calls++ < 100) {
+                sleep_ms(2);
+            }
+            st = mcp_transport_next_event(t, 1000, &ev);
             if (st == MCP_STATUS_NO_MESSAGE) {
                 continue;
             }
