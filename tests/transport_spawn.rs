@@ -864,3 +864,37 @@ fn an_answer_written_before_the_kill_is_delivered() {
     assert_eq!((out.responses, out.failed), (vec![1], vec![]));
     free(server);
 }
+
+/// A handle that may move to another thread (a transport may be used from
+/// any thread; `close` is one of the calls for any thread).
+struct Handle(*mut McpTransport);
+// SAFETY: see the header's threads rule.
+unsafe impl Send for Handle {}
+
+/// One thread waits in next_event without a limit; another closes: the
+/// waiting thread is woken, drives the shutdown, and gets CLOSED at the
+/// grace (SIGTERM to a server that neither reads nor ends by itself).
+#[test]
+fn close_from_another_thread_wakes_the_waiting_one() {
+    let _serial = serial();
+    let server = spawn_sh("exec sleep 1000");
+    let handle = Handle(server.t);
+    let closer = std::thread::spawn(move || {
+        let handle = handle;
+        std::thread::sleep(Duration::from_millis(100));
+        let closing = Instant::now();
+        assert_eq!(
+            unsafe { mcp_transport_close(handle.0, GRACE_MS) },
+            MCP_STATUS_OK
+        );
+        closing
+    });
+    let mut ev = new_event();
+    let st = unsafe { mcp_transport_next_event(server.t, -1, &mut ev) };
+    let closing = closer.join().unwrap();
+    let took = closing.elapsed();
+    assert_eq!((st, ev.kind), (MCP_STATUS_OK, CLOSED));
+    assert_eq!((ev.exit_code, ev.term_signal), (-1, libc::SIGTERM));
+    shutdown_time("closed from another thread (exec sleep)", took, GRACE);
+    free(server);
+}
