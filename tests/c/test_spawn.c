@@ -1055,6 +1055,54 @@ static void test_no_descriptor_leaked(void)
     mcp_transport_free(other);
 }
 
+/* ---- signals ---- */
+
+/* Whatever the host's signal mask and SIGPIPE disposition, the server
+ * starts with an empty mask and SIGPIPE at its default. */
+static void test_signal_state(void)
+{
+    sigset_t block, saved_mask;
+    void (*saved_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    McpTransport *t;
+    Run r;
+
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGUSR1);
+    CHECK(sigprocmask(SIG_BLOCK, &block, &saved_mask) == 0);
+    t = SPAWN_SH("exec grep -E '^Sig(Blk|Ign):' /proc/self/status >&2");
+    CHECK(sigprocmask(SIG_SETMASK, &saved_mask, NULL) == 0);
+    signal(SIGPIPE, saved_pipe);
+    RUN_AND_FREE(t, &r);
+    if (!CHECK(has_line(&r.err, "SigBlk:\t0000000000000000"))) {
+        print_bytes("the server's signal state", (const uint8_t *)r.err.data, r.err.len);
+    }
+    {
+        const char *ign = r.err.data != NULL ? strstr(r.err.data, "SigIgn:\t") : NULL;
+        unsigned long long mask = ign != NULL ? strtoull(ign + 8, NULL, 16) : ~0ull;
+        if (!CHECK(ign != NULL && (mask & (1ull << (SIGPIPE - 1))) == 0)) {
+            print_bytes("the server's signal state", (const uint8_t *)r.err.data, r.err.len);
+        }
+    }
+    run_free(&r);
+
+    /* So the shutdown's SIGTERM reaches a server spawned by a host that
+     * blocks SIGTERM (to take it with sigwait or a signalfd). */
+    CHECK(sigprocmask(SIG_BLOCK, &block, &saved_mask) == 0);
+    t = SPAWN_SH("exec sleep 1000");
+    CHECK(sigprocmask(SIG_SETMASK, &saved_mask, NULL) == 0);
+    CHECK_STATUS(mcp_transport_close(t, 100), MCP_STATUS_OK);
+    {
+        double start = now_ms();
+        EXPECT_CLOSED(t, -1, SIGTERM);
+        if (!CHECK(now_ms() - start < 180)) {
+            printf("    closed after %.0f ms, want about 100 (SIGTERM at the grace)\n",
+                   now_ms() - start);
+        }
+    }
+    mcp_transport_free(t);
+}
+
 /* ---- requests, exit status ---- */
 
 #define ECHO_SERVER                                                                            \
@@ -1466,6 +1514,7 @@ int main(void)
     test_stderr_events();
     test_process_group();
     test_no_descriptor_leaked();
+    test_signal_state();
     test_request_response();
     test_exit_status();
     test_kill_on_host_exit();

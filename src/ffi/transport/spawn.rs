@@ -242,12 +242,16 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
     if let Some(dir) = &cmd.cwd {
         command.current_dir(dir);
     }
-    // The standard library already gives the child an empty signal mask
-    // and the default SIGPIPE disposition.
+    // The standard library gives the child the default SIGPIPE disposition,
+    // but the signal mask of the thread that spawns (it no longer empties
+    // it): a host that blocks SIGTERM (to take it with sigwait or a
+    // signalfd) would start servers deaf to the SIGTERM of the shutdown.
+    // The closure empties it.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the child between fork and exec and makes
-    // only async-signal-safe calls (fcntl, close_range, prctl, getppid, _exit).
+    // only async-signal-safe calls (fcntl, close_range, prctl, getppid,
+    // _exit, sigemptyset, sigprocmask).
     unsafe {
         command.pre_exec(move || {
             close_on_exec_from_3();
@@ -259,6 +263,11 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
                 }
             }
             let _ = kill_on_host_exit;
+            let mut empty = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+            libc::sigemptyset(empty.as_mut_ptr());
+            if libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
             Ok(())
         });
     }
