@@ -333,8 +333,10 @@ enum McpEventKind
    */
   MCP_EVENT_INVALID = 5,
   /**
-   * One line a spawned server wrote to its stderr (not yet produced by
-   * the transports of this version).
+   * One line a spawned server wrote to its stderr (`MCP_STDERR_EVENTS`):
+   * `data`/`len` without the newline (a line over 64 KiB comes in pieces
+   * of 64 KiB). They come in the order written, interleaved with the
+   * other events as they arrive, all before `MCP_EVENT_CLOSED`.
    */
   MCP_EVENT_STDERR = 6,
   /**

@@ -32,8 +32,10 @@ pub enum McpEventKind {
     /// silently): `invalid_kind` says why; `data`/`len` the line (`data`
     /// NULL and `len` the bytes received for `MCP_MESSAGE_TOO_LONG`).
     MCP_EVENT_INVALID = 5,
-    /// One line a spawned server wrote to its stderr (not yet produced by
-    /// the transports of this version).
+    /// One line a spawned server wrote to its stderr (`MCP_STDERR_EVENTS`):
+    /// `data`/`len` without the newline (a line over 64 KiB comes in pieces
+    /// of 64 KiB). They come in the order written, interleaved with the
+    /// other events as they arrive, all before `MCP_EVENT_CLOSED`.
     MCP_EVENT_STDERR = 6,
     /// The transport is closed. Always the last event, given once; then
     /// `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.

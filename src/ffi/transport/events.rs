@@ -189,23 +189,13 @@ pub(super) unsafe fn next_event<'a>(
                 }
                 if let Some(process) = io.process_mut() {
                     // Reap, signal, drain stderr; end the transport when the
-                    // server is gone. Its stderr lines come first.
+                    // server is gone. Once its end is under way, the stderr
+                    // lines left come before the end's events.
                     if let Err(e) = process.supervise(core) {
                         return Err(e.into());
                     }
-                    if let Some(line) = process.stderr_line() {
-                        let event = McpEvent {
-                            data: line.as_ptr(),
-                            len: line.len(),
-                            ..McpEvent::from(Event::Closed)
-                        };
-                        // SAFETY: `ev` is writable, by the caller's contract.
-                        unsafe {
-                            ev.write(McpEvent {
-                                kind: McpEventKind::MCP_EVENT_STDERR as i32,
-                                ..event
-                            })
-                        };
+                    // SAFETY: `ev` is writable, by the caller's contract.
+                    if process.ending() && unsafe { stderr_event(process, ev) } {
                         return Ok(());
                     }
                 }
@@ -243,6 +233,15 @@ pub(super) unsafe fn next_event<'a>(
             }
             Ok(None) => {}
             Err(e) => return Err(e.into()),
+        }
+        // The server's stderr lines come when its messages are taken (a
+        // chatty stderr cannot hold answers back).
+        #[cfg(unix)]
+        if let Some(process) = inner.io.as_mut().and_then(|io| io.process_mut()) {
+            // SAFETY: `ev` is writable, by the caller's contract.
+            if unsafe { stderr_event(process, ev) } {
+                return Ok(());
+            }
         }
         #[cfg(unix)]
         {
@@ -295,4 +294,25 @@ pub(super) unsafe fn next_event<'a>(
         inner = woken.ok_or(McpStatus::MCP_STATUS_POISONED)?;
         inner.waiting = false;
     }
+}
+
+/// Writes the server's next stderr line to `*ev` as an `MCP_EVENT_STDERR`;
+/// false when none is waiting.
+///
+/// # Safety
+/// `ev` points to writable memory for one `McpEvent`.
+#[cfg(unix)]
+unsafe fn stderr_event(process: &mut super::spawn::Process, ev: *mut McpEvent) -> bool {
+    let Some(line) = process.stderr_line() else {
+        return false;
+    };
+    let event = McpEvent {
+        kind: McpEventKind::MCP_EVENT_STDERR as i32,
+        data: line.as_ptr(),
+        len: line.len(),
+        ..McpEvent::from(Event::Closed)
+    };
+    // SAFETY: forwarded caller contract.
+    unsafe { ev.write(event) };
+    true
 }

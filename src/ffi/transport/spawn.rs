@@ -115,6 +115,11 @@ impl Process {
         Ok(())
     }
 
+    /// The end is under way: the core was told the server is gone.
+    pub(super) fn ending(&self) -> bool {
+        self.ended
+    }
+
     /// The next stderr line, lent until the next call.
     pub(super) fn stderr_line(&mut self) -> Option<&[u8]> {
         self.stderr.as_mut()?.next_line()
