@@ -1554,7 +1554,8 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  *   still arriving are delivered.
  * - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
  *   its stdout and stderr have ended, or once its group was sent SIGKILL
- *   (a grandchild holding the pipes cannot keep it open); pending requests
+ *   and the server reaped (a grandchild holding the pipes cannot keep it
+ *   open; a server stuck in the kernel is waited for 1 s); pending requests
  *   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
  *   `term_signal` say how it ended.
  * - A server that exits by itself closes the transport the same way (with
@@ -1586,7 +1587,7 @@ McpStatus mcp_transport_spawn(const struct McpCommand *cmd,
 #if defined(MCP_STDIO_HAS_POSIX_IO)
 /**
  * The spawned server's process id (also its process group's), or -1 for
- * a transport that spawned nothing, and for NULL.
+ * a transport that spawned nothing, and for NULL. Any thread.
  *
  * # Safety
  * `t` is NULL or a live transport.
@@ -1598,7 +1599,7 @@ int32_t mcp_transport_pid(const struct McpTransport *t);
 /**
  * The bytes of the spawned server's stderr lines dropped because more
  * than 1 MiB waited undelivered (newlines included); 0 for NULL and for
- * transports without stderr events.
+ * transports without stderr events. Any thread.
  *
  * # Safety
  * `t` is NULL or a live transport.

@@ -108,7 +108,7 @@ impl Process {
         }
         self.child.signal_due(now);
         let pipes_ended = self.stdout_ended && self.stderr.as_ref().is_none_or(StderrLines::ended);
-        if self.child.killed() || (self.child.exited() && pipes_ended) {
+        if self.child.killed(now) || (self.child.exited() && pipes_ended) {
             core.receive_end()?;
             self.ended = true;
         }
@@ -261,7 +261,8 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
 ///   still arriving are delivered.
 /// - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
 ///   its stdout and stderr have ended, or once its group was sent SIGKILL
-///   (a grandchild holding the pipes cannot keep it open); pending requests
+///   and the server reaped (a grandchild holding the pipes cannot keep it
+///   open; a server stuck in the kernel is waited for 1 s); pending requests
 ///   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
 ///   `term_signal` say how it ended.
 /// - A server that exits by itself closes the transport the same way (with
@@ -356,7 +357,7 @@ pub unsafe extern "C" fn mcp_transport_spawn(
 }
 
 /// The spawned server's process id (also its process group's), or -1 for
-/// a transport that spawned nothing, and for NULL.
+/// a transport that spawned nothing, and for NULL. Any thread.
 ///
 /// # Safety
 /// `t` is NULL or a live transport.
@@ -373,7 +374,7 @@ pub unsafe extern "C" fn mcp_transport_pid(t: *const McpTransport) -> i32 {
 
 /// The bytes of the spawned server's stderr lines dropped because more
 /// than 1 MiB waited undelivered (newlines included); 0 for NULL and for
-/// transports without stderr events.
+/// transports without stderr events. Any thread.
 ///
 /// # Safety
 /// `t` is NULL or a live transport.
