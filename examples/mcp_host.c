@@ -1,5 +1,6 @@
 /*
- * mcp_host.c - a small but real MCP host (client side) built on mcp-stdio.
+ * mcp_host.c - a small but real MCP host (client side) built on the mcp-stdio
+ * transport.
  *
  * Usage:
  *   mcp_host [options] [--] <server-command> [args...]
@@ -11,38 +12,47 @@
  *   --expect-text SUBSTRING   some tool or resource text must contain it (repeatable)
  *   --timeout SEC             how long to wait for each response (default 10)
  *   --max-line BYTES          longest line accepted from the server (default 64 MiB)
- *   --protocol-version V      the version asked for in initialize (default 2025-06-18)
+ *   --legacy                  no server/discover probe: the initialize handshake at once
+ *   --protocol-version V      the version asked for in initialize (default 2025-11-25)
  *   --shutdown-timeout SEC    how long the server has to exit after its stdin
- *                             closes before SIGTERM (default 5)
+ *                             closes before SIGTERM (default 5; SIGKILL at twice it)
  *   --allow-kill              a server that has to be stopped with a signal is
  *                             not a failure (the spec's shutdown sequence allows
  *                             SIGTERM; some SDK servers never exit on their own)
+ *   --inherit-env             the server gets the host's whole environment (by
+ *                             default only HOME, LOGNAME, PATH, SHELL, TERM, USER,
+ *                             the locale, TZ and TMPDIR, as the MCP SDKs do)
  *
  * Without any of --call, --read-resource, --expect-tool, --expect-text it runs
  * the demo session against examples/mcp_server.c: it expects the tools "echo"
  * and "add", calls echo (the text must come back unchanged) and add 2+3 (the
  * answer must be "5").
  *
- * The server is started with pipes on its stdin, stdout and stderr. One poll()
- * loop drives all three: outgoing bytes sit in a queue and are written only
- * when the server's stdin is writable, while its stdout (the protocol) and its
- * stderr (forwarded to our stderr, each line prefixed "mcp_host: [server] ")
- * are read the whole time, so a server that writes a lot to either cannot
- * deadlock us, and every wait has a deadline, so the host never hangs.
+ * The library does the work: mcp_transport_spawn starts the server (PATH
+ * lookup, its own process group, pipes), and mcp_transport_next_event moves
+ * the bytes both ways, numbers our requests and matches their answers, times
+ * them out (and sends notifications/cancelled), and hands us the server's
+ * stderr as lines (forwarded to our stderr, each prefixed "mcp_host: [server] ").
+ * mcp_transport_close does the MCP shutdown (close stdin, SIGTERM, SIGKILL).
+ * What is left here is MCP itself.
  *
- * The session:
- *   -> initialize                 (waits for the response first, as MCP requires)
- *   -> notifications/initialized
+ * The session, in MCP 2026-07-28 when the server speaks it:
+ *   -> server/discover            (the probe; every request carries _meta:
+ *                                  protocol version, client capabilities and info)
  *   -> tools/list                 (all pages, following nextCursor)
  *   -> tools/call ...             (each --call, in order)
  *   -> resources/read ...         (each --read-resource, in order)
+ * A server from before 2026-07-28 answers the probe with an error (or not at
+ * all, within --timeout): then, as the spec's backward compatibility section
+ * says, the initialize handshake of 2025-11-25 (or --protocol-version) and
+ * notifications/initialized come first, and the requests carry no _meta.
  * Requests from the server are answered whenever they arrive (ping -> {},
  * roots/list -> {"roots":[]}, anything else -> -32601 Method not found).
  * Lines from the server that are not JSON, not JSON-RPC 2.0, or longer than
  * the limit are reported on stderr and skipped; the session goes on.
  *
  * Output on stdout, one item per line (a test can check it):
- *   -> <line>       every message sent
+ *   -> <line>       every message sent (as the transport queued it)
  *   <- <line>       every message received, exactly as received (trimmed)
  *   tool: <name>    each tool in tools/list
  *   text: <text>    each text content of a tools/call result and each text of
@@ -52,11 +62,6 @@
  *   ok: N/M ... or FAILED: N/M ...   the summary, last
  * Diagnostics go to stderr.
  *
- * At the end it closes the server's stdin (the MCP stdio way to say goodbye),
- * keeps reading its stdout and stderr, and waits for it to exit, escalating to
- * SIGTERM and then SIGKILL (to its process group) if it does not. A request
- * the server sends after that cannot be answered any more; it is only logged.
- *
  * Exit status: 0 if every request got a successful response that passed its
  * checks (a tool result with isError true fails), every expectation was met,
  * and the server exited by itself with status 0 (or, with --allow-kill, was
@@ -64,17 +69,11 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "mcp_stdio.h"
 
@@ -82,30 +81,30 @@
 #include "demo_log.h"   /* log_msg, log_bytes */
 #include "demo_json.h" /* JSpan, js_member, js_str_eq, js_array_next, ... */
 
-#define DEFAULT_PROTOCOL_VERSION "2025-06-18"
+#define MODERN_VERSION "2026-07-28"
+#define DEFAULT_PROTOCOL_VERSION "2025-11-25" /* the legacy handshake's */
 #define DEMO_ECHO_TEXT "hello from mcp-stdio"
 #define DEFAULT_TIMEOUT_MS 10000  /* per expected response */
 #define SHUTDOWN_TIMEOUT_MS 5000  /* default, for the server to exit after its stdin closes */
-#define TERM_TIMEOUT_MS 2000      /* for the server to exit after SIGTERM */
-#define PIPES_AFTER_EXIT_MS 500   /* output still arriving after the server exited */
 #define MAX_LIST_PAGES 100        /* tools/list pages followed */
-#define STDERR_LINE_MAX 4096      /* a longer server stderr line is forwarded in pieces */
 
-/* Protocol versions this host can work with (the features it uses are in all). */
-static const char *const SUPPORTED_VERSIONS[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                                 "2024-11-05"};
+/* What every 2026-07-28 request carries in params._meta. */
+#define META                                                                              \
+    "{\"io.modelcontextprotocol/protocolVersion\":\"" MODERN_VERSION "\","                 \
+    "\"io.modelcontextprotocol/clientCapabilities\":{},"                                  \
+    "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"mcp-stdio-demo-host\",\"version\":\"" \
+    MCP_STDIO_VERSION "\"}}"
+
+/* Versions of the initialize handshake this host can work with (the features
+ * it uses are in all; a batch it receives is reported and skipped). */
+static const char *const LEGACY_VERSIONS[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                              "2024-11-05"};
 
 static int64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -117,45 +116,51 @@ typedef struct {
     size_t len, cap;
 } Buf;
 
-/* Appends n bytes; returns 0, or -1 if out of memory (buffer unchanged). */
-static int buf_put(Buf *b, const char *s, size_t n)
+/* Makes room for n more bytes (and a NUL); exits if out of memory (a demo's
+ * answer to it). */
+static void buf_reserve(Buf *b, size_t n)
 {
-    if (b->len + n > b->cap) {
+    if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n)
+        while (cap < b->len + n + 1)
             cap *= 2;
         char *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
+        if (!p) {
+            log_msg("out of memory");
+            exit(1);
+        }
         b->p = p;
         b->cap = cap;
     }
+}
+
+/* Appends n bytes, keeping a NUL after them (a Buf is a C string too). */
+static void buf_put(Buf *b, const char *s, size_t n)
+{
+    buf_reserve(b, n);
     if (n)
         memcpy(b->p + b->len, s, n);
     b->len += n;
-    return 0;
+    b->p[b->len] = '\0';
 }
 
-static int buf_puts(Buf *b, const char *s) { return buf_put(b, s, strlen(s)); }
+static void buf_puts(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
 
 /* Appends a C string as a JSON string literal (quoted and escaped). */
-static int buf_json_string(Buf *b, const char *s)
+static void buf_json_string(Buf *b, const char *s)
 {
-    int rc = buf_puts(b, "\"");
-    for (; *s && rc == 0; s++) {
+    buf_puts(b, "\"");
+    for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char esc[2] = {'\\', (char)c};
-            rc = buf_put(b, esc, 2);
-        } else if (c < 0x20) {
-            char esc[8];
+        char esc[8] = {'\\', (char)c, 0}; /* \" and \\ */
+        if (c < 0x20)
             snprintf(esc, sizeof esc, "\\u%04x", c);
-            rc = buf_puts(b, esc);
-        } else {
-            rc = buf_put(b, (const char *)&c, 1);
-        }
+        if (c == '"' || c == '\\' || c < 0x20)
+            buf_puts(b, esc);
+        else
+            buf_put(b, s, 1);
     }
-    return rc ? rc : buf_puts(b, "\"");
+    buf_puts(b, "\"");
 }
 
 static void buf_free(Buf *b)
@@ -192,8 +197,10 @@ typedef struct {
     int64_t timeout_ms;
     size_t max_line;
     const char *protocol_version;
+    int legacy;
     int64_t shutdown_ms;
     int allow_kill;
+    int inherit_env;
     char **command;
 } Config;
 
@@ -201,110 +208,91 @@ typedef struct {
 /* Host state                                                               */
 /* ------------------------------------------------------------------------ */
 
+enum { PENDING = 2, GOT_RESULT = 1, GOT_ERROR = 0, TIMED_OUT = -1, NO_ANSWER = -2 };
+
 typedef struct {
     const Config *cfg;
-    pid_t pid;
-    int to_server;   /* server's stdin (write end); -1 once closed */
-    int from_server; /* server's stdout (read end); -1 after EOF */
-    int err_server;  /* server's stderr (read end); -1 after EOF */
-    McpLineReader *reader;
-    Buf outq;        /* bytes queued for the server's stdin */
-    size_t outq_off; /* how much of outq is written */
-    Buf errline;     /* the server's current stderr line */
+    McpTransport *t;
+    int modern; /* speaking 2026-07-28: requests carry META */
 
-    long long next_id;
-    long long waiting_id; /* the request we wait for, or -1 */
-    Buf response;         /* its response, copied out of the reader */
-    int have_response;
+    int64_t waiting_id;     /* the request we wait for, or -1 */
+    int64_t last_id;        /* the last request's id, for messages */
+    const char *waiting_method;
+    int answer;             /* PENDING, or how it ended */
+    Buf response;           /* its response, copied out of the event */
+
+    int closed;             /* MCP_EVENT_CLOSED came */
+    int exit_code, term_signal;
 
     size_t steps_ok; /* steps of the session that succeeded, for the summary */
-    int failed;                   /* something went wrong that should fail the run */
-    int stalled;                  /* a response timed out or the server vanished */
+    int failed;      /* something went wrong that should fail the run */
+    int stalled;     /* a response timed out or the server vanished */
 } Host;
 
 /* ------------------------------------------------------------------------ */
 /* Sending                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static void close_to_server(Host *h)
+/* Prints "-> <json>" as the transport queued it: compact (mcp_encode writes
+ * the same bytes as the transport's sends). */
+static void print_sent(const Buf *json)
 {
-    if (h->to_server >= 0) {
-        close(h->to_server);
-        h->to_server = -1;
-    }
-    h->outq.len = h->outq_off = 0;
-}
-
-/* Writes as much of the queue as the pipe takes right now (non-blocking).
- * Returns 0, or -1 if the server's stdin is gone. */
-static int flush_out(Host *h)
-{
-    while (h->to_server >= 0 && h->outq_off < h->outq.len) {
-        ssize_t w = write(h->to_server, h->outq.p + h->outq_off, h->outq.len - h->outq_off);
-        if (w > 0) {
-            h->outq_off += (size_t)w;
-        } else if (w < 0 && errno == EINTR) {
-            continue;
-        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            return 0; /* poll() will tell us when there is room */
-        } else {
-            log_msg("cannot write to the server: %s", w < 0 ? strerror(errno) : "short write");
-            close_to_server(h);
-            h->failed = 1;
-            return -1;
-        }
-    }
-    if (h->outq_off == h->outq.len)
-        h->outq_off = h->outq.len = 0;
-    return 0;
-}
-
-/* Frames one JSON message with mcp_encode, prints it, and queues it. */
-static int send_message(Host *h, const char *json, size_t len)
-{
-    if (h->to_server < 0) {
-        log_msg("cannot send, the server's stdin is closed: %.*s", (int)len, json);
-        h->failed = 1;
-        return -1;
-    }
     McpBuffer out = {NULL, 0};
-    McpStatus st = mcp_encode((const uint8_t *)json, len, 0, &out);
-    if (st != MCP_STATUS_OK) {
-        log_msg("mcp_encode failed (%s) for: %.*s", mcp_status_str(st), (int)len, json);
-        h->failed = 1;
-        return -1;
-    }
+    if (mcp_encode((const uint8_t *)json->p, json->len, 0, &out) != MCP_STATUS_OK)
+        return;
     fputs("-> ", stdout);
     fwrite(out.data, 1, out.len, stdout); /* out ends with exactly one '\n' */
     fflush(stdout);
-
-    int rc = buf_put(&h->outq, (const char *)out.data, out.len);
     mcp_buffer_free(&out);
-    if (rc != 0) {
-        log_msg("out of memory");
-        h->failed = 1;
-        return -1;
-    }
-    return flush_out(h);
 }
 
-static int send_str(Host *h, const char *json) { return send_message(h, json, strlen(json)); }
-
-/* Sends {"jsonrpc":"2.0","id":<id>,<body>} where body is raw JSON members. */
-static void reply(Host *h, JSpan id, const char *body)
+/* Queues a request (params: raw JSON, or NULL for none); returns its id, or
+ * -1 if the transport refused it (logged). The answer comes as an event. */
+static int64_t send_request(Host *h, const char *method, const Buf *params)
 {
-    if (h->to_server < 0) {
-        log_bytes("the server's stdin is closed, cannot answer", (const uint8_t *)body, strlen(body));
+    int64_t id;
+    McpStatus st = mcp_transport_request(h->t, method, params ? (const uint8_t *)params->p : NULL,
+                                         params ? params->len : 0,
+                                         (uint32_t)h->cfg->timeout_ms, &id);
+    if (st != MCP_STATUS_OK) {
+        log_msg("cannot write %s to the server: %s", method, mcp_status_str(st));
+        return -1;
+    }
+    Buf b = {0};
+    char head[64];
+    snprintf(head, sizeof head, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", (long long)id);
+    buf_puts(&b, head);
+    buf_json_string(&b, method);
+    if (params) {
+        buf_puts(&b, ",\"params\":");
+        buf_put(&b, params->p, params->len);
+    }
+    buf_puts(&b, "}");
+    print_sent(&b);
+    buf_free(&b);
+    return id;
+}
+
+/* Answers a request of the server's: with result (raw JSON), or, when it is
+ * NULL, with -32601 Method not found. */
+static void reply(Host *h, McpSlice id, const char *result)
+{
+    McpStatus st = result ? mcp_transport_respond(h->t, id.data, id.len, (const uint8_t *)result,
+                                                  strlen(result))
+                          : mcp_transport_respond_error(h->t, id.data, id.len, -32601,
+                                                        "Method not found");
+    if (st != MCP_STATUS_OK) {
+        log_msg("cannot answer the server's request: %s", mcp_status_str(st));
         return;
     }
     Buf b = {0};
-    if (buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || buf_put(&b, id.p, id.n) ||
-        buf_puts(&b, ",") || buf_puts(&b, body) || buf_puts(&b, "}")) {
-        log_msg("out of memory");
-        h->failed = 1;
-    } else {
-        send_message(h, b.p, b.len);
-    }
+    buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    buf_put(&b, (const char *)id.data, id.len);
+    buf_puts(&b, result ? ",\"result\":"
+                        : ",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}");
+    buf_puts(&b, result ? result : "");
+    buf_puts(&b, "}");
+    print_sent(&b);
     buf_free(&b);
 }
 
@@ -312,275 +300,199 @@ static void reply(Host *h, JSpan id, const char *body)
 /* Receiving                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* A request from the server to us. */
-static void handle_server_request(Host *h, JSpan msg)
+static JSpan span(McpSlice s) { return (JSpan){(const char *)s.data, s.len}; }
+
+/* A message from the server that answers nothing of ours. */
+static void handle_message(Host *h, const McpEvent *ev)
 {
-    JSpan method = js_member(msg, "method");
-    JSpan id = js_member(msg, "id");
-    if (js_str_eq(method, "ping")) {
-        reply(h, id, "\"result\":{}");
-    } else if (js_str_eq(method, "roots/list")) {
-        reply(h, id, "\"result\":{\"roots\":[]}");
+    JSpan method = span(ev->envelope.method);
+    switch (ev->rpc_kind) {
+    case MCP_RPC_REQUEST:
+        if (js_str_eq(method, "ping")) {
+            reply(h, ev->envelope.id, "{}");
+        } else if (js_str_eq(method, "roots/list")) {
+            reply(h, ev->envelope.id, "{\"roots\":[]}");
+        } else {
+            log_msg("answering the server's request %.*s with -32601 Method not found",
+                    (int)method.n, method.p);
+            reply(h, ev->envelope.id, NULL);
+        }
+        break;
+    case MCP_RPC_NOTIFICATION:
+        break; /* e.g. notifications/message: shown, nothing to do */
+    case MCP_RPC_BATCH:
+        log_msg("server sent a batch, which MCP 2025-06-18 does not allow; ignored");
+        break;
+    default: /* a response to no pending request: stray, late, or a duplicate */
+        log_bytes("response with an id we are not waiting for, ignored", ev->data, ev->len);
+        break;
+    }
+}
+
+/* Our request's end: its answer, its timeout, or the end of the connection. */
+static void handle_end_of_request(Host *h, const McpEvent *ev)
+{
+    if (ev->request_id != h->waiting_id)
+        return; /* cannot happen: one request at a time */
+    if (ev->kind == MCP_EVENT_RESPONSE) {
+        h->response.len = 0;
+        buf_put(&h->response, (const char *)ev->data, ev->len);
+        h->answer = ev->rpc_kind == MCP_RPC_RESPONSE ? GOT_RESULT : GOT_ERROR;
+    } else if (ev->kind == MCP_EVENT_REQUEST_TIMED_OUT) {
+        h->answer = TIMED_OUT;
+        if (strcmp(h->waiting_method, "initialize") != 0) {
+            /* The transport sent this (never for initialize). */
+            char line[160];
+            snprintf(line, sizeof line,
+                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                     "{\"requestId\":%lld,\"reason\":\"request timed out\"}}",
+                     (long long)ev->request_id);
+            Buf b = {line, strlen(line), 0};
+            print_sent(&b);
+        }
     } else {
-        log_msg("answering the server's request %.*s with -32601 Method not found",
-                method.p ? (int)method.n : 4, method.p ? method.p : "null");
-        reply(h, id, "\"error\":{\"code\":-32601,\"message\":\"Method not found\"}");
+        h->answer = NO_ANSWER;
     }
 }
 
-/* A response (result or error) from the server: keep it if it is the one we wait for. */
-static void handle_response(Host *h, JSpan msg)
+/* Takes one event, waiting up to timeout_ms (-1: no limit), and handles it.
+ * Returns 1 if one came, 0 if none did in time, -1 once there are no more. */
+static int pump(Host *h, int timeout_ms)
 {
-    char want[32];
-    snprintf(want, sizeof want, "%lld", h->waiting_id);
-    JSpan id = js_member(msg, "id");
-    if (h->waiting_id < 0 || h->have_response || !js_raw_eq(id, want)) {
-        log_bytes("response with an id we are not waiting for, ignored", (const uint8_t *)msg.p,
-                  msg.n);
-        return;
+    McpEvent ev;
+    McpStatus st = mcp_transport_next_event(h->t, timeout_ms, &ev);
+    if (st == MCP_STATUS_NO_MESSAGE || st == MCP_STATUS_OUT_OF_MEMORY)
+        return 0;
+    if (st != MCP_STATUS_OK) {
+        if (st != MCP_STATUS_END_OF_STREAM) {
+            log_msg("mcp_transport_next_event: %s", mcp_status_str(st));
+            h->failed = 1;
+        }
+        return -1;
     }
-    h->response.len = 0;
-    if (buf_put(&h->response, msg.p, msg.n) != 0) {
-        log_msg("out of memory for a response of %zu bytes", msg.n);
-        h->failed = 1;
-        return;
-    }
-    h->have_response = 1;
-}
-
-/* Handles one item from the reader. m->data is only valid until the next
- * call on the reader; nothing here calls the reader. */
-static void handle_item(Host *h, const McpMessage *m)
-{
-    JSpan line = {(const char *)m->data, m->len};
-
-    switch (m->kind) {
-    case MCP_MESSAGE_JSON:
+    switch (ev.kind) {
+    case MCP_EVENT_MESSAGE:
+    case MCP_EVENT_RESPONSE:
         fputs("<- ", stdout);
-        fwrite(m->data, 1, m->len, stdout);
+        fwrite(ev.data, 1, ev.len, stdout);
         fputc('\n', stdout);
         fflush(stdout);
-        switch (m->rpc_kind) {
-        case MCP_RPC_REQUEST:
-            handle_server_request(h, line);
-            break;
-        case MCP_RPC_NOTIFICATION:
-            break; /* e.g. notifications/message: shown above, nothing to do */
-        case MCP_RPC_RESPONSE:
-        case MCP_RPC_ERROR:
-            handle_response(h, line);
-            break;
-        case MCP_RPC_BATCH:
-            log_msg("server sent a batch, which MCP 2025-06-18 does not allow; ignored");
-            break;
-        default:
-            log_msg("unclassified message (rpc_kind %d); ignored", (int)m->rpc_kind);
-            break;
-        }
+        if (ev.kind == MCP_EVENT_MESSAGE)
+            handle_message(h, &ev);
+        else
+            handle_end_of_request(h, &ev);
         break;
-    case MCP_MESSAGE_PARSE_ERROR:
-        log_bytes("bad line from server (not JSON), skipped", m->data, m->len);
+    case MCP_EVENT_REQUEST_TIMED_OUT:
+    case MCP_EVENT_REQUEST_FAILED:
+        handle_end_of_request(h, &ev);
         break;
-    case MCP_MESSAGE_INVALID_JSONRPC:
-        log_bytes("bad line from server (not JSON-RPC 2.0), skipped", m->data, m->len);
+    case MCP_EVENT_INVALID:
+        if (ev.invalid_kind == MCP_MESSAGE_TOO_LONG)
+            log_msg("bad line from server: too long (more than %zu bytes; %zu received), skipped",
+                    h->cfg->max_line, ev.len);
+        else
+            log_bytes(ev.invalid_kind == MCP_MESSAGE_PARSE_ERROR
+                          ? "bad line from server (not JSON), skipped"
+                          : "bad line from server (not JSON-RPC 2.0), skipped",
+                      ev.data, ev.len);
         break;
-    case MCP_MESSAGE_TOO_LONG:
-        log_msg("bad line from server: too long (more than %zu bytes; %zu received), skipped",
-                h->cfg->max_line, m->len);
+    case MCP_EVENT_STDERR:
+        fflush(stdout);
+        fputs(DEMO_PROG ": [server] ", stderr);
+        fwrite(ev.data, 1, ev.len, stderr);
+        fputc('\n', stderr);
+        break;
+    case MCP_EVENT_CLOSED:
+        h->closed = 1;
+        h->exit_code = ev.exit_code;
+        h->term_signal = ev.term_signal;
         break;
     default:
-        log_msg("unknown item kind %d from the reader", (int)m->kind);
         break;
     }
-}
-
-/* Takes every complete item out of the reader. */
-static int drain(Host *h)
-{
-    for (;;) {
-        McpMessage m;
-        McpStatus st = mcp_line_reader_next_message(h->reader, &m);
-        if (st == MCP_STATUS_NO_MESSAGE)
-            return 0;
-        if (st != MCP_STATUS_OK) {
-            log_msg("mcp_line_reader_next_message: %s", mcp_status_str(st));
-            h->failed = 1;
-            return -1;
-        }
-        handle_item(h, &m);
-    }
-}
-
-/* Reads what is available from the server's stdout (one read, straight into
- * the reader) and processes it. At EOF, finishes the reader (an unterminated
- * last line still counts). */
-static void read_from_server(Host *h)
-{
-    McpStatus st = mcp_line_reader_read_fd(h->reader, h->from_server, NULL);
-    if (st == MCP_STATUS_WOULD_BLOCK)
-        return;
-    if (st == MCP_STATUS_IO_ERROR)
-        log_msg("read from the server: %s", strerror(errno));
-    if (st == MCP_STATUS_END_OF_STREAM || st == MCP_STATUS_IO_ERROR) {
-        close(h->from_server);
-        h->from_server = -1;
-        st = mcp_line_reader_finish(h->reader);
-        if (st != MCP_STATUS_OK) {
-            log_msg("mcp_line_reader_finish: %s", mcp_status_str(st));
-            h->failed = 1;
-            return;
-        }
-    } else if (st != MCP_STATUS_OK) {
-        log_msg("mcp_line_reader_read_fd: %s", mcp_status_str(st));
-        h->failed = 1;
-        return;
-    }
-    drain(h);
-}
-
-static uint8_t err_buf[64 * 1024];
-
-/* Forwards the server's current stderr line (if any) to our stderr, prefixed. */
-static void flush_errline(Host *h)
-{
-    if (h->errline.len == 0)
-        return;
-    fflush(stdout);
-    fprintf(stderr, DEMO_PROG ": [server] %.*s\n", (int)h->errline.len, h->errline.p);
-    h->errline.len = 0;
-}
-
-/* Reads what is available from the server's stderr and forwards whole lines. */
-static void read_server_stderr(Host *h)
-{
-    ssize_t got = read(h->err_server, err_buf, sizeof err_buf);
-    if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-        return;
-    if (got <= 0) {
-        flush_errline(h);
-        close(h->err_server);
-        h->err_server = -1;
-        return;
-    }
-    for (ssize_t i = 0; i < got; i++) {
-        char c = (char)err_buf[i];
-        if (c == '\n') {
-            flush_errline(h);
-            continue;
-        }
-        if (h->errline.len >= STDERR_LINE_MAX)
-            flush_errline(h);
-        buf_put(&h->errline, &c, 1); /* only the first growths can fail (out of memory) */
-    }
-}
-
-/* One round of I/O: waits (until deadline at most) for the server's stdout
- * or stderr to be readable or, if we have queued output, its stdin to be
- * writable. Returns 1 if something happened, 0 on timeout, -1 if there is
- * nothing left to wait for or poll failed. */
-static int pump(Host *h, int64_t deadline)
-{
-    struct pollfd fds[3];
-    nfds_t nfds = 0;
-    int ri = -1, ei = -1, wi = -1;
-    if (h->from_server >= 0) {
-        fds[nfds] = (struct pollfd){.fd = h->from_server, .events = POLLIN};
-        ri = (int)nfds++;
-    }
-    if (h->err_server >= 0) {
-        fds[nfds] = (struct pollfd){.fd = h->err_server, .events = POLLIN};
-        ei = (int)nfds++;
-    }
-    if (h->to_server >= 0 && h->outq_off < h->outq.len) {
-        fds[nfds] = (struct pollfd){.fd = h->to_server, .events = POLLOUT};
-        wi = (int)nfds++;
-    }
-    if (nfds == 0)
-        return -1;
-
-    int64_t left = deadline - now_ms();
-    if (left <= 0)
-        return 0;
-    int n = poll(fds, nfds, left > 60000 ? 60000 : (int)left);
-    if (n < 0)
-        return errno == EINTR ? 1 : -1;
-    if (n == 0)
-        return now_ms() >= deadline ? 0 : 1;
-    if (wi >= 0 && fds[wi].revents)
-        flush_out(h); /* POLLERR/POLLHUP too: the write reports the error */
-    if (ei >= 0 && fds[ei].revents)
-        read_server_stderr(h);
-    if (ri >= 0 && fds[ri].revents)
-        read_from_server(h);
     return 1;
 }
 
 /*
- * Sends a request and waits for its response. params is raw JSON or NULL.
- * Returns 1 with the response in h->response (a result), 0 if the server
- * answered with an error (logged), or -1 if no response came (timeout, the
- * server went away) - then the session cannot go on (h->stalled).
+ * Sends a request and waits for its end, serving what comes meanwhile.
+ * Returns GOT_RESULT or GOT_ERROR (the response in h->response), TIMED_OUT,
+ * or NO_ANSWER (refused, or the connection ended first). Judges nothing.
  */
-static int request(Host *h, const char *method, const char *params, size_t params_len)
+static int exchange(Host *h, const char *method, const Buf *params)
 {
-    long long id = h->next_id++;
-    Buf b = {0};
-    char head[64];
-    snprintf(head, sizeof head, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":", id);
-    int oom = buf_puts(&b, head) || buf_json_string(&b, method);
-    if (params)
-        oom = oom || buf_puts(&b, ",\"params\":") || buf_put(&b, params, params_len);
-    oom = oom || buf_puts(&b, "}");
-    h->waiting_id = id;
-    h->have_response = 0;
-    int sent = !oom && send_message(h, b.p, b.len) == 0;
-    buf_free(&b);
-    if (!sent) {
-        h->failed = h->stalled = 1;
-        h->waiting_id = -1;
-        return -1;
-    }
-
-    int64_t deadline = now_ms() + h->cfg->timeout_ms;
-    while (!h->have_response) {
-        if (h->from_server < 0) {
-            log_msg("the server closed its stdout before answering %s (id %lld)", method, id);
-            break;
-        }
-        int r = pump(h, deadline);
-        if (r == 0) {
-            log_msg("timed out after %lld ms waiting for the response to %s (id %lld)",
-                    (long long)h->cfg->timeout_ms, method, id);
-            break;
-        }
-        if (r < 0) {
-            log_msg("poll: %s", strerror(errno));
-            break;
-        }
-    }
+    h->waiting_method = method;
+    h->waiting_id = h->last_id = send_request(h, method, params);
+    h->answer = h->waiting_id < 0 ? NO_ANSWER : PENDING;
+    while (h->answer == PENDING)
+        if (pump(h, -1) < 0)
+            h->answer = NO_ANSWER;
     h->waiting_id = -1;
-    if (!h->have_response) {
+    return h->answer;
+}
+
+static JSpan response_member(const Host *h, const char *name)
+{
+    JSpan msg = {h->response.p, h->response.len};
+    return js_member(msg, name);
+}
+
+/* Logs an error response: "<what> failed: error <code> <message>". */
+static void log_error_response(const Host *h, const char *what)
+{
+    JSpan err = response_member(h, "error");
+    JSpan code = js_member(err, "code"), text = js_member(err, "message");
+    log_msg("%s (id %lld) failed: error %.*s %.*s", what, (long long)h->last_id,
+            code.p ? (int)code.n : 0, code.p ? code.p : "", text.p ? (int)text.n : 0,
+            text.p ? text.p : "");
+}
+
+/*
+ * exchange, judged: returns 1 with a result in h->response, 0 if the server
+ * answered with an error or a result this host cannot use (logged), or -1 if
+ * no response came (timeout, the server went away) - then the session cannot
+ * go on (h->stalled).
+ */
+static int request(Host *h, const char *method, const Buf *params)
+{
+    int r = exchange(h, method, params);
+    long long id = (long long)h->last_id;
+    if (r == TIMED_OUT)
+        log_msg("timed out after %lld ms waiting for the response to %s (id %lld)",
+                (long long)h->cfg->timeout_ms, method, id);
+    else if (r == NO_ANSWER && id >= 0)
+        log_msg("the server closed the connection before answering %s (id %lld)", method, id);
+    if (r < 0) {
         h->failed = h->stalled = 1;
         return -1;
     }
-    JSpan msg = {h->response.p, h->response.len};
-    JSpan err = js_member(msg, "error");
-    if (err.p) {
-        JSpan code = js_member(err, "code");
-        JSpan text = js_member(err, "message");
-        log_msg("%s (id %lld) failed: error %.*s %.*s", method, id, code.p ? (int)code.n : 0,
-                code.p ? code.p : "", text.p ? (int)text.n : 0, text.p ? text.p : "");
+    h->failed |= r != GOT_RESULT;
+    if (r == GOT_ERROR) {
+        log_error_response(h, method);
+        return 0;
+    }
+    /* 2026-07-28: a result may ask for more input (a multi round-trip
+     * request), which this host does not provide. Absent means complete. */
+    JSpan type = js_member(response_member(h, "result"), "resultType");
+    if (type.p && !js_str_eq(type, "complete")) {
+        log_msg("%s (id %lld): a result of type %.*s, which this host does not handle", method,
+                id, (int)type.n, type.p);
         h->failed = 1;
         return 0;
     }
     return 1;
 }
 
-/* The result member of the response just received. */
-static JSpan response_result(const Host *h)
+/* params for a request: "{" members (may be "") and, in 2026-07-28, _meta "}". */
+static void make_params(const Host *h, Buf *b, const char *members)
 {
-    JSpan msg = {h->response.p, h->response.len};
-    return js_member(msg, "result");
+    b->len = 0;
+    buf_puts(b, "{");
+    buf_puts(b, members);
+    if (h->modern) {
+        buf_puts(b, *members ? ",\"_meta\":" : "\"_meta\":");
+        buf_puts(b, META);
+    }
+    buf_puts(b, "}");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -613,10 +525,8 @@ static void print_escaped_line(const char *label, const char *s, size_t n)
 static int contains(const char *hay, size_t n, const char *needle)
 {
     size_t m = strlen(needle);
-    if (m == 0)
-        return 1;
     for (size_t i = 0; i + m <= n; i++)
-        if (hay[i] == needle[0] && memcmp(hay + i, needle, m) == 0)
+        if (memcmp(hay + i, needle, m) == 0)
             return 1;
     return 0;
 }
@@ -628,27 +538,23 @@ static int contains(const char *hay, size_t n, const char *needle)
  */
 static int take_text(Host *h, const char *label, JSpan v, const char *exact)
 {
-    char *text = malloc(v.n ? v.n : 1);
-    if (!text) {
-        log_msg("out of memory for a text of %zu bytes", v.n);
-        h->failed = 1;
-        return 0;
-    }
-    size_t n = js_str_decode(v, text);
+    Buf text = {0};
+    buf_reserve(&text, v.n); /* decoding never makes a string longer */
+    size_t n = js_str_decode(v, text.p);
     if (n == JS_ERR) {
         log_msg("%s is not a string", label);
-        free(text);
+        buf_free(&text);
         return 0;
     }
-    print_escaped_line(label, text, n);
+    print_escaped_line(label, text.p, n);
     const Config *cfg = h->cfg;
     for (size_t i = 0; i < cfg->n_texts; i++)
-        if (!cfg->texts[i].found && contains(text, n, cfg->texts[i].text))
+        if (!cfg->texts[i].found && contains(text.p, n, cfg->texts[i].text))
             cfg->texts[i].found = 1;
-    int ok = !exact || (n == strlen(exact) && memcmp(text, exact, n) == 0);
+    int ok = !exact || (n == strlen(exact) && memcmp(text.p, exact, n) == 0);
     if (!ok)
         log_msg("expected the text %s", exact);
-    free(text);
+    buf_free(&text);
     return ok;
 }
 
@@ -656,12 +562,24 @@ static int take_text(Host *h, const char *label, JSpan v, const char *exact)
 /* The steps of the session                                                 */
 /* ------------------------------------------------------------------------ */
 
-static int is_supported_version(JSpan v)
+/* Does the JSON array list hold the string s? */
+static int lists(JSpan list, const char *s)
 {
-    for (size_t i = 0; i < sizeof SUPPORTED_VERSIONS / sizeof SUPPORTED_VERSIONS[0]; i++)
-        if (js_str_eq(v, SUPPORTED_VERSIONS[i]))
+    size_t pos = 0;
+    JSpan v;
+    while (js_array_next(list, &pos, &v))
+        if (js_str_eq(v, s))
             return 1;
     return 0;
+}
+
+/* Our newest legacy version that v is (a JSON string) or lists (an array); NULL if none. */
+static const char *legacy_version(JSpan v)
+{
+    for (size_t i = 0; i < sizeof LEGACY_VERSIONS / sizeof LEGACY_VERSIONS[0]; i++)
+        if (js_str_eq(v, LEGACY_VERSIONS[i]) || lists(v, LEGACY_VERSIONS[i]))
+            return LEGACY_VERSIONS[i];
+    return NULL;
 }
 
 /* The end of a step of the session: counts it when it went well, marks the
@@ -676,37 +594,115 @@ static int step_end(Host *h, int ok)
     return 0;
 }
 
-/* initialize; sets *has_tools and *has_resources from the server's capabilities.
- * Returns 0 on success. */
-static int do_initialize(Host *h, int *has_tools, int *has_resources)
+/* Logs who answered, and takes the capabilities. */
+static void connected(const Host *h, JSpan result, JSpan info, const char *version,
+                      int *has_tools, int *has_resources)
 {
-    Buf params = {0};
-    int oom = buf_puts(&params, "{\"protocolVersion\":") ||
-              buf_json_string(&params, h->cfg->protocol_version) ||
-              buf_puts(&params, ",\"capabilities\":{\"roots\":{\"listChanged\":false}},"
-                                "\"clientInfo\":{\"name\":\"mcp-stdio-demo-host\",\"version\":") ||
-              buf_json_string(&params, mcp_stdio_version()) || buf_puts(&params, "}}");
-    int r = oom ? -1 : request(h, "initialize", params.p, params.len);
-    buf_free(&params);
-    if (r != 1)
-        return -1;
-
-    JSpan result = response_result(h);
-    JSpan version = js_member(result, "protocolVersion");
-    if (!is_supported_version(version)) {
-        log_msg("the server wants protocol version %.*s, which this host does not speak",
-                version.p ? (int)version.n : 4, version.p ? version.p : "null");
-        return step_end(h, 0);
-    }
     JSpan caps = js_member(result, "capabilities");
     *has_tools = js_is_object(js_member(caps, "tools"));
     *has_resources = js_is_object(js_member(caps, "resources"));
-    JSpan info = js_member(result, "serverInfo");
-    JSpan name = js_member(info, "name");
-    JSpan sversion = js_member(info, "version");
-    log_msg("connected to %.*s %.*s, protocol %.*s", name.p ? (int)name.n : 9,
+    JSpan name = js_member(info, "name"), sversion = js_member(info, "version");
+    log_msg("connected to %.*s %.*s, protocol %s%s", name.p ? (int)name.n : 9,
             name.p ? name.p : "(unnamed)", sversion.p ? (int)sversion.n : 0,
-            sversion.p ? sversion.p : "", (int)version.n, version.p);
+            sversion.p ? sversion.p : "", version, h->modern ? "" : " (initialize)");
+}
+
+/*
+ * The server/discover probe, as the stdio transport's backward compatibility
+ * section says: a result (or the error -32022, Unsupported protocol version)
+ * comes from a server of 2026-07-28 or later; any other error, or no answer
+ * in time, from an older one. Returns 1 if the server speaks 2026-07-28 (the
+ * step is done), 0 if the initialize handshake comes next (*version: the
+ * version to ask for), -1 if the session cannot start.
+ */
+static int probe(Host *h, const char **version, int *has_tools, int *has_resources)
+{
+    Buf params = {0};
+    h->modern = 1;
+    make_params(h, &params, "");
+    h->modern = 0;
+    int r = exchange(h, "server/discover", &params);
+    buf_free(&params);
+    JSpan offered = JS_NONE; /* the versions a modern server named */
+    if (r == GOT_RESULT) {
+        JSpan result = response_member(h, "result");
+        offered = js_member(result, "supportedVersions");
+        if (lists(offered, MODERN_VERSION)) {
+            h->modern = 1;
+            /* 2026-07-28 names the server in the result's _meta; its drafts
+             * had a serverInfo member. */
+            JSpan meta = js_member(result, "_meta");
+            JSpan info = js_member(meta, "io.modelcontextprotocol/serverInfo");
+            connected(h, result, info.p ? info : js_member(result, "serverInfo"), MODERN_VERSION,
+                      has_tools, has_resources);
+            return step_end(h, 1) == 0 ? 1 : -1;
+        }
+    } else if (r == GOT_ERROR) {
+        JSpan err = response_member(h, "error"), code = js_member(err, "code");
+        if (js_raw_eq(code, "-32022"))
+            offered = js_member(js_member(err, "data"), "supported");
+        else
+            log_msg("server/discover: error %.*s: a server from before MCP " MODERN_VERSION
+                    ", so the initialize handshake",
+                    code.p ? (int)code.n : 4, code.p ? code.p : "null");
+    } else if (r == TIMED_OUT) {
+        log_msg("no answer to server/discover in %lld ms: a server from before MCP " MODERN_VERSION
+                ", so the initialize handshake", (long long)h->cfg->timeout_ms);
+    } else {
+        log_msg("the server closed the connection before answering server/discover");
+        return step_end(h, 0);
+    }
+    if (offered.p) {
+        /* A modern server that does not speak our modern version: its
+         * initialize handshake, if it keeps one we speak. */
+        *version = legacy_version(offered);
+        if (!*version) {
+            log_msg("the server speaks only %.*s; this host speaks " MODERN_VERSION
+                    " and the initialize handshake", (int)offered.n, offered.p);
+            return step_end(h, 0);
+        }
+    }
+    return 0;
+}
+
+/*
+ * The start: the probe, then, for a server from before 2026-07-28, the
+ * initialize handshake. Sets *has_tools and *has_resources from the server's
+ * capabilities. Returns 0 on success.
+ */
+static int do_connect(Host *h, int *has_tools, int *has_resources)
+{
+    const char *version = h->cfg->protocol_version;
+    if (!h->cfg->legacy) {
+        int r = probe(h, &version, has_tools, has_resources);
+        if (r != 0)
+            return r > 0 ? 0 : -1;
+    }
+    Buf params = {0};
+    buf_puts(&params, "{\"protocolVersion\":");
+    buf_json_string(&params, version);
+    buf_puts(&params, ",\"capabilities\":{\"roots\":{\"listChanged\":false}},"
+                      "\"clientInfo\":{\"name\":\"mcp-stdio-demo-host\",\"version\":\""
+                      MCP_STDIO_VERSION "\"}}");
+    int r = request(h, "initialize", &params);
+    buf_free(&params);
+    if (r != 1)
+        return -1;
+    JSpan result = response_member(h, "result");
+    JSpan agreed = js_member(result, "protocolVersion");
+    if (!legacy_version(agreed) || !js_is_string(agreed)) {
+        log_msg("the server wants protocol version %.*s, which this host does not speak",
+                agreed.p ? (int)agreed.n : 4, agreed.p ? agreed.p : "null");
+        return step_end(h, 0);
+    }
+    connected(h, result, js_member(result, "serverInfo"), legacy_version(agreed), has_tools,
+              has_resources);
+    if (mcp_transport_notify(h->t, "notifications/initialized", NULL, 0) != MCP_STATUS_OK)
+        return step_end(h, 0);
+    Buf b = {0};
+    buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    print_sent(&b);
+    buf_free(&b);
     return step_end(h, 1);
 }
 
@@ -714,60 +710,53 @@ static int do_initialize(Host *h, int *has_tools, int *has_resources)
 static int do_tools_list(Host *h)
 {
     const Config *cfg = h->cfg;
-    char *cursor = NULL; /* raw JSON string of the next page's cursor */
+    Buf cursor = {0}; /* "cursor":<raw JSON string> of the next page */
+    Buf params = {0};
     int ok = 1;
     for (int page = 0; page < MAX_LIST_PAGES; page++) {
-        Buf params = {0};
-        int r;
-        if (cursor) {
-            int oom = buf_puts(&params, "{\"cursor\":") || buf_puts(&params, cursor) ||
-                      buf_puts(&params, "}");
-            r = oom ? -1 : request(h, "tools/list", params.p, params.len);
-        } else {
-            r = request(h, "tools/list", NULL, 0);
-        }
-        buf_free(&params);
-        free(cursor);
-        cursor = NULL;
-        if (r != 1)
+        make_params(h, &params, cursor.len ? cursor.p : "");
+        /* Without a cursor, in legacy: no params at all. */
+        int r = request(h, "tools/list", params.len > 2 ? &params : NULL);
+        cursor.len = 0;
+        if (r != 1) {
+            buf_free(&params);
+            buf_free(&cursor);
             return -1;
-
-        JSpan result = response_result(h);
+        }
+        JSpan result = response_member(h, "result");
         JSpan tools = js_member(result, "tools");
         if (!js_is_array(tools)) {
             log_msg("tools/list: the result has no tools array");
-            return step_end(h, 0);
+            ok = 0;
+            break;
         }
         size_t pos = 0;
         JSpan tool;
         while (js_array_next(tools, &pos, &tool)) {
             JSpan name = js_member(tool, "name");
             if (!js_is_string(name) || !js_is_object(js_member(tool, "inputSchema"))) {
-                log_bytes("tools/list: a tool without a name or an inputSchema", (const uint8_t *)tool.p,
-                          tool.n);
+                log_bytes("tools/list: a tool without a name or an inputSchema",
+                          (const uint8_t *)tool.p, tool.n);
                 ok = 0;
                 continue;
             }
-            char *s = malloc(name.n);
-            if (!s)
-                continue;
-            size_t n = js_str_decode(name, s);
-            print_escaped_line("tool", s, n);
+            Buf s = {0};
+            buf_reserve(&s, name.n);
+            size_t n = js_str_decode(name, s.p);
+            print_escaped_line("tool", s.p, n);
             for (size_t i = 0; i < cfg->n_tools; i++)
-                if (strlen(cfg->tools[i].text) == n && memcmp(cfg->tools[i].text, s, n) == 0)
+                if (strlen(cfg->tools[i].text) == n && memcmp(cfg->tools[i].text, s.p, n) == 0)
                     cfg->tools[i].found = 1;
-            free(s);
+            buf_free(&s);
         }
         JSpan next = js_member(result, "nextCursor");
         if (!js_is_string(next))
             break;
-        cursor = malloc(next.n + 1);
-        if (!cursor)
-            break;
-        memcpy(cursor, next.p, next.n);
-        cursor[next.n] = '\0';
+        buf_puts(&cursor, "\"cursor\":");
+        buf_put(&cursor, next.p, next.n);
     }
-    free(cursor);
+    buf_free(&params);
+    buf_free(&cursor);
     for (size_t i = 0; i < cfg->n_tools; i++)
         if (!cfg->tools[i].found) {
             log_msg("tools/list does not offer the tool %s", cfg->tools[i].text);
@@ -779,16 +768,19 @@ static int do_tools_list(Host *h)
 /* tools/call; prints the content. Returns 0 if the call succeeded and passed its check. */
 static int do_tools_call(Host *h, const Call *c)
 {
-    Buf params = {0};
-    int oom = buf_puts(&params, "{\"name\":") || buf_json_string(&params, c->tool) ||
-              buf_puts(&params, ",\"arguments\":") || buf_puts(&params, c->args) ||
-              buf_puts(&params, "}");
-    int r = oom ? -1 : request(h, "tools/call", params.p, params.len);
+    Buf members = {0}, params = {0};
+    buf_puts(&members, "\"name\":");
+    buf_json_string(&members, c->tool);
+    buf_puts(&members, ",\"arguments\":");
+    buf_puts(&members, c->args);
+    make_params(h, &params, members.p);
+    int r = request(h, "tools/call", &params);
+    buf_free(&members);
     buf_free(&params);
     if (r != 1)
         return -1;
 
-    JSpan result = response_result(h);
+    JSpan result = response_member(h, "result");
     JSpan content = js_member(result, "content");
     if (!js_is_array(content)) {
         log_msg("tools/call %s: the result has no content array", c->tool);
@@ -822,15 +814,17 @@ static int do_tools_call(Host *h, const Call *c)
 /* resources/read; prints the contents. Returns 0 if it worked. */
 static int do_resources_read(Host *h, const char *uri)
 {
-    Buf params = {0};
-    int oom = buf_puts(&params, "{\"uri\":") || buf_json_string(&params, uri) ||
-              buf_puts(&params, "}");
-    int r = oom ? -1 : request(h, "resources/read", params.p, params.len);
+    Buf members = {0}, params = {0};
+    buf_puts(&members, "\"uri\":");
+    buf_json_string(&members, uri);
+    make_params(h, &params, members.p);
+    int r = request(h, "resources/read", &params);
+    buf_free(&members);
     buf_free(&params);
     if (r != 1)
         return -1;
 
-    JSpan contents = js_member(response_result(h), "contents");
+    JSpan contents = js_member(response_member(h, "result"), "contents");
     if (!js_is_array(contents)) {
         log_msg("resources/read %s: the result has no contents array", uri);
         return step_end(h, 0);
@@ -852,130 +846,69 @@ static int do_resources_read(Host *h, const char *uri)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Process management                                                       */
+/* Starting and stopping the server                                         */
 /* ------------------------------------------------------------------------ */
 
-static void set_cloexec(int fd) { fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC); }
-
-static void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
-
-/* Starts argv[0] (searched in PATH) with pipes on its stdin, stdout, stderr,
- * in a process group of its own (so that it and its children can be killed). */
-static int spawn_server(Host *h, char **argv)
+/* Starts the server: argv[0] looked up in PATH, its stderr as events. */
+static McpStatus spawn_server(const Config *cfg, McpTransport **t)
 {
-    int p[3][2]; /* stdin, stdout, stderr of the server */
-    int made = 0;
-    for (; made < 3; made++)
-        if (pipe(p[made]) != 0)
-            break;
-    pid_t pid = made == 3 ? fork() : -1;
-    if (pid < 0) {
-        int saved = errno;
-        for (int i = 0; i < made; i++) {
-            close(p[i][0]);
-            close(p[i][1]);
-        }
-        errno = saved;
-        return -1;
-    }
-    if (pid == 0) {
-        /* Child: own process group, stdio on the pipes, default SIGPIPE
-         * (an ignored disposition would survive exec), then the server. */
-        setpgid(0, 0);
-        signal(SIGPIPE, SIG_DFL);
-        if (dup2(p[0][0], STDIN_FILENO) < 0 || dup2(p[1][1], STDOUT_FILENO) < 0 ||
-            dup2(p[2][1], STDERR_FILENO) < 0)
-            _exit(127);
-        for (int i = 0; i < 3; i++) {
-            close(p[i][0]);
-            close(p[i][1]);
-        }
-        execvp(argv[0], argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also here, so kill(-pid) works whoever runs first */
-    close(p[0][0]);
-    close(p[1][1]);
-    close(p[2][1]);
-    h->pid = pid;
-    h->to_server = p[0][1];
-    h->from_server = p[1][0];
-    h->err_server = p[2][0];
-    for (int i = 0; i < 3; i++) {
-        int fd = i == 0 ? h->to_server : i == 1 ? h->from_server : h->err_server;
-        set_cloexec(fd);
-        set_nonblock(fd); /* pump() never blocks on one pipe while another needs service */
-    }
-    return 0;
+    McpCommand *cmd = mcp_command_new(cfg->command[0]);
+    if (!cmd)
+        return MCP_STATUS_OUT_OF_MEMORY;
+    McpStatus st = MCP_STATUS_OK;
+    for (char **a = cfg->command + 1; *a && st == MCP_STATUS_OK; a++)
+        st = mcp_command_arg(cmd, *a);
+    if (st == MCP_STATUS_OK && cfg->inherit_env)
+        st = mcp_command_env_mode(cmd, MCP_ENV_INHERIT);
+    uint32_t flags = 0;
+#ifdef __linux__
+    flags |= MCP_TRANSPORT_KILL_ON_HOST_EXIT; /* no server outlives a crashed host */
+#endif
+    if (st == MCP_STATUS_OK)
+        st = mcp_transport_spawn(cmd, flags, t);
+    int saved = errno;
+    mcp_command_free(cmd);
+    errno = saved;
+    return st;
 }
 
-/* Keeps the pipes serviced while waiting up to ms for the child to exit.
- * Returns 1 and sets *status if it exited, 0 if not, -1 on a waitpid error. */
-static int wait_child(Host *h, int ms, int *status)
-{
-    int64_t deadline = now_ms() + ms;
-    for (;;) {
-        pid_t r = waitpid(h->pid, status, WNOHANG);
-        if (r == h->pid)
-            return 1;
-        if (r < 0 && errno != EINTR)
-            return -1;
-        int64_t now = now_ms();
-        if (now >= deadline)
-            return 0;
-        int64_t step = now + 20 < deadline ? now + 20 : deadline;
-        if (pump(h, step) < 0)
-            sleep_ms(10); /* nothing left to poll */
-    }
-}
-
-/* Closes the server's stdin, reads its remaining output and reaps it.
- * Returns 0 if the server exited by itself with status 0. */
+/*
+ * The MCP shutdown, done by the transport: it closes the server's stdin,
+ * sends SIGTERM to its process group at the grace and SIGKILL at twice it;
+ * meanwhile the answers and stderr still coming are taken. Returns 0 if the
+ * server exited by itself with status 0 (or, with --allow-kill, was stopped).
+ */
 static int shutdown_server(Host *h)
 {
-    int shutdown_ms = (int)h->cfg->shutdown_ms;
-    int64_t deadline = now_ms() + shutdown_ms;
-    /* Let queued output (e.g. a last reply to a ping) go out first. */
-    while (h->to_server >= 0 && h->outq_off < h->outq.len && pump(h, deadline) > 0)
-        ;
-    close_to_server(h);
-
-    int status = 0, rc = 0;
-    int signalled = 0;
-    int r = wait_child(h, shutdown_ms, &status);
-    if (r == 0) {
-        log_msg("the server did not exit within %d ms of its stdin closing; sending SIGTERM",
-                shutdown_ms);
-        signalled = 1;
-        kill(-h->pid, SIGTERM);
-        r = wait_child(h, TERM_TIMEOUT_MS, &status);
-        if (r == 0) {
-            log_msg("the server ignored SIGTERM; sending SIGKILL");
-            kill(-h->pid, SIGKILL);
-            r = waitpid(h->pid, &status, 0) == h->pid ? 1 : -1;
+    int grace = (int)h->cfg->shutdown_ms;
+    int64_t start = now_ms();
+    int marks = 0; /* the graces passed: 1, SIGTERM went; 2, SIGKILL */
+    mcp_transport_close(h->t, (uint32_t)grace);
+    for (int r = 0; r >= 0 && !h->closed;) {
+        int64_t left = start + (int64_t)grace * (marks + 1) - now_ms();
+        r = pump(h, marks == 2 ? -1 : left > 0 ? (int)left : 0);
+        /* The transport signals at these times too; its CLOSED may come in
+         * the same call, so look at the clock whatever came. */
+        while (marks < 2 && now_ms() >= start + (int64_t)grace * (marks + 1)) {
+            if (++marks == 1)
+                log_msg("the server did not exit within %d ms of its stdin closing; "
+                        "sending SIGTERM", grace);
+            else
+                log_msg("the server ignored SIGTERM; sending SIGKILL");
         }
-        if (!h->cfg->allow_kill)
-            rc = -1;
     }
-    if (r < 0) {
-        log_msg("waitpid: %s", strerror(errno));
-        return -1;
-    }
-    /* The server is gone; take what is left in the pipes (children it left
-     * behind may hold them open, so only for a short while). */
-    int64_t pipes_deadline = now_ms() + PIPES_AFTER_EXIT_MS;
-    while ((h->from_server >= 0 || h->err_server >= 0) && pump(h, pipes_deadline) > 0)
-        ;
-    flush_errline(h);
-
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        log_msg("the server exited with status %d", WEXITSTATUS(status));
+    uint64_t dropped = mcp_transport_stderr_dropped(h->t);
+    if (dropped)
+        log_msg("%llu bytes of the server's stderr were dropped (it wrote faster than we read)",
+                (unsigned long long)dropped);
+    int rc = h->closed && !(marks && !h->cfg->allow_kill) ? 0 : -1;
+    if (h->exit_code > 0) {
+        log_msg("the server exited with status %d", h->exit_code);
         rc = -1;
-    } else if (WIFSIGNALED(status)) {
-        log_msg("the server was killed by signal %d", WTERMSIG(status));
-        if (!(signalled && h->cfg->allow_kill))
-            rc = -1;
+    } else if (h->term_signal) {
+        log_msg("the server was killed by signal %d", h->term_signal);
+        if (!marks)
+            rc = -1; /* not by us */
     }
     return rc;
 }
@@ -994,9 +927,13 @@ static void usage(FILE *f, const char *prog)
             "  --expect-text SUBSTRING   a tool or resource text must contain it (repeatable)\n"
             "  --timeout SEC             wait this long for each response (default %d)\n"
             "  --max-line BYTES          longest line accepted from the server (default %d)\n"
+            "  --legacy                  no server/discover probe: initialize at once\n"
             "  --protocol-version V      version asked for in initialize (default %s)\n"
-            "  --shutdown-timeout SEC    time to exit after stdin closes, then SIGTERM (default %d)\n"
+            "  --shutdown-timeout SEC    time to exit after stdin closes, then SIGTERM\n"
+            "                            (default %d; SIGKILL at twice it)\n"
             "  --allow-kill              a server stopped by a signal is not a failure\n"
+            "  --inherit-env             the server gets the whole environment\n"
+            "Speaks MCP " MODERN_VERSION " (server/discover), else the initialize handshake.\n"
             "Without --call/--read-resource/--expect-*: the demo session (echo, add).\n",
             prog, DEFAULT_TIMEOUT_MS / 1000, MCP_READER_DEFAULT_MAX_LINE_LEN,
             DEFAULT_PROTOCOL_VERSION, SHUTDOWN_TIMEOUT_MS / 1000);
@@ -1054,6 +991,10 @@ static int parse_args(int argc, char **argv, Config *cfg)
             *(a[2] == 't' ? &cfg->timeout_ms : &cfg->shutdown_ms) = (int64_t)(sec * 1000);
         } else if (strcmp(a, "--allow-kill") == 0) {
             cfg->allow_kill = 1;
+        } else if (strcmp(a, "--legacy") == 0) {
+            cfg->legacy = 1;
+        } else if (strcmp(a, "--inherit-env") == 0) {
+            cfg->inherit_env = 1;
         } else if (strcmp(a, "--max-line") == 0 && left >= 1) {
             char *end;
             errno = 0;
@@ -1128,43 +1069,28 @@ int main(int argc, char **argv)
         cfg.tools[cfg.n_tools++] = (Expectation){"add", 0};
     }
 
-    /* A dead server must show up as EPIPE from write(), not kill the host. */
-    signal(SIGPIPE, SIG_IGN);
-
-    Host h = {.cfg = &cfg, .to_server = -1, .from_server = -1, .err_server = -1,
-              .next_id = 1, .waiting_id = -1};
-    h.reader = mcp_line_reader_new();
-    if (!h.reader) {
-        log_msg("out of memory");
-        return free_config(&cfg, demo_calls, 1);
-    }
-    McpStatus st = mcp_line_reader_set_flags(h.reader, MCP_READER_JSONRPC);
-    if (st == MCP_STATUS_OK)
-        st = mcp_line_reader_set_max_line_len(h.reader, cfg.max_line);
-    if (st != MCP_STATUS_OK) {
-        log_msg("configuring the reader: %s", mcp_status_str(st));
-        mcp_line_reader_free(h.reader);
-        return free_config(&cfg, demo_calls, 1);
-    }
-    if (spawn_server(&h, cfg.command) != 0) {
-        log_msg("cannot start %s: %s", cfg.command[0], strerror(errno));
-        mcp_line_reader_free(h.reader);
-        return free_config(&cfg, demo_calls, 1);
-    }
-
-    /* The steps: initialize, tools/list (if the server has tools or we need
-     * them), each call, each resource. initialize must complete before
-     * anything else is sent. */
+    /* The steps: the start (discover or initialize), tools/list (if the
+     * server has tools or we need them), each call, each resource. */
     int has_tools = 0, has_resources = 0;
     int need_tools = cfg.n_calls || cfg.n_tools;
     size_t planned = 1 + (size_t)need_tools + cfg.n_calls + cfg.n_resources;
-    if (do_initialize(&h, &has_tools, &has_resources) == 0 &&
-        send_str(&h, "{\"jsonrpc\": \"2.0\", \"method\": \"notifications/initialized\"}") == 0) {
+    Host h = {.cfg = &cfg, .waiting_id = -1, .last_id = -1, .exit_code = -1};
+
+    McpStatus st = spawn_server(&cfg, &h.t);
+    if (st != MCP_STATUS_OK) {
+        log_msg("cannot run %s: %s", cfg.command[0],
+                st == MCP_STATUS_SPAWN_FAILED ? strerror(errno) : mcp_status_str(st));
+        printf("FAILED: 0/%zu expected responses received and checked\n", planned);
+        return free_config(&cfg, demo_calls, 1);
+    }
+    mcp_transport_set_max_line_len(h.t, cfg.max_line);
+
+    if (do_connect(&h, &has_tools, &has_resources) == 0) {
         if (has_tools && !need_tools)
             planned++;
         if (has_tools) {
             do_tools_list(&h);
-        } else if (cfg.n_calls || cfg.n_tools) {
+        } else if (need_tools) {
             log_msg("the server does not offer tools (no tools capability)");
             h.failed = 1;
         }
@@ -1178,20 +1104,13 @@ int main(int argc, char **argv)
 
     if (shutdown_server(&h) != 0)
         h.failed = 1;
+    mcp_transport_free(h.t);
 
     for (size_t i = 0; i < cfg.n_texts; i++)
         if (!cfg.texts[i].found) {
             log_msg("no text contained %s", cfg.texts[i].text);
             h.failed = 1;
         }
-
-    if (h.from_server >= 0)
-        close(h.from_server);
-    if (h.err_server >= 0)
-        close(h.err_server);
-    mcp_line_reader_free(h.reader);
-    buf_free(&h.outq);
-    buf_free(&h.errline);
     buf_free(&h.response);
 
     int success = !h.failed && h.steps_ok == planned;

@@ -1,33 +1,45 @@
 /*
- * mcp_server.c - a small but real MCP server on stdin/stdout, built on mcp-stdio.
+ * mcp_server.c - a small but real MCP server on stdin/stdout, built on the
+ * mcp-stdio transport.
  *
- * Transport: MCP stdio, i.e. newline-delimited JSON-RPC 2.0.
- *   - Input is read from stdin by mcp_line_reader_read_fd() (one read(2) of
- *     whatever is there, in arbitrary chunks); complete messages come out of
- *     mcp_line_reader_next_message() already classified (MCP_READER_JSONRPC).
- *   - Every reply is built as JSON text, passed through mcp_encode() (which
- *     validates it, compacts it and appends exactly one '\n') and written out
- *     in full by mcp_write_all().
- *   - stdout carries protocol messages only; all logging goes to stderr.
- *   - At the end of stdin it answers what is left and exits (status 0).
+ * Transport: mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT): the
+ * library reads stdin, frames, classifies and queues; descriptor 1 is pointed
+ * at stderr, so nothing but the transport can write to the protocol stream.
+ * All logging goes to stderr. At the end of stdin it answers what it read
+ * (but a last line without a newline, which the transport hands over only
+ * once sends are over), and exits (status 0).
+ *
+ * Protocol versions: MCP 2026-07-28 (modern: no handshake, every request
+ * carries its version and the client's capabilities in params._meta, and
+ * server/discover says what the server is), and for older clients the
+ * initialize handshake of 2025-11-25, 2025-06-18 and 2024-11-05. Not
+ * 2025-03-26: that version requires accepting JSON-RPC batches, which this
+ * server refuses. A request whose _meta names a protocol version is served
+ * as that version says; one without is served in the version initialize
+ * agreed (2025-11-25 before any initialize).
  *
  * Methods:
- *   initialize                 -> the client's protocolVersion if it is one of
- *                                 SUPPORTED_VERSIONS, else the newest of them;
- *                                 tools capability
+ *   server/discover            -> supportedVersions, capabilities (tools), serverInfo
+ *   initialize                 -> the client's protocolVersion if it is a legacy
+ *                                 one above, else 2025-11-25; tools capability
  *   notifications/initialized  -> (notification, no reply)
- *   ping                       -> {}
+ *   ping                       -> {} (legacy versions only: 2026-07-28 removed it)
  *   tools/list                 -> tools "echo" {text:string} and "add" {a:number,b:number}
  *                                 (one page: a cursor, if any, is ignored)
- *   tools/call                 -> runs echo / add
+ *   tools/call                 -> runs echo / add; bad arguments are a tool
+ *                                 result with isError true (2025-11-25 and later;
+ *                                 -32602 Invalid params before)
  *   other notifications        -> ignored (e.g. notifications/cancelled: every
  *                                 request is answered at once, nothing to cancel)
  *   anything else              -> -32601 Method not found
- * Bad input:
- *   line that is not JSON      -> -32700 Parse error, id null
- *   line too long              -> -32700 Parse error, id null
+ * Modern requests: a version other than 2026-07-28 gets -32022 (Unsupported
+ * protocol version, with the supported ones); no clientCapabilities, -32602.
+ * Bad input (the reply has no "id" unless the line had a readable one; never
+ * "id": null):
+ *   line that is not JSON      -> -32700 Parse error
+ *   line too long              -> -32700 Parse error
  *   JSON but not JSON-RPC      -> -32600 Invalid Request (id echoed if detectable)
- *   batch (removed in MCP 2025-06-18) -> -32600 Invalid Request, id null
+ *   batch                      -> -32600 Invalid Request
  * Error replies to bad input are rate limited (see MAX_CONSECUTIVE_BAD) and
  * never sent for things that look like responses, so two confused peers
  * cannot ping-pong errors at each other forever.
@@ -39,13 +51,11 @@
 
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mcp_stdio.h"
 
@@ -54,11 +64,18 @@
 #include "demo_json.h" /* JSpan, js_member, js_str_eq, ... */
 
 #define SERVER_NAME "mcp-stdio-demo-server"
+#define MODERN_VERSION "2026-07-28"
+#define DEFAULT_LEGACY_VERSION "2025-11-25"
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 
-/* The protocol versions this server speaks, newest first. What it does (tools
- * with text content, ping) means the same in all of them. */
-static const char *const SUPPORTED_VERSIONS[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                                 "2024-11-05"};
+/* The versions the initialize handshake agrees to, newest first. What this
+ * server does (tools with text content) means the same in all of them. */
+static const char *const LEGACY_VERSIONS[] = {DEFAULT_LEGACY_VERSION, "2025-06-18", "2024-11-05"};
+#define N_LEGACY (sizeof LEGACY_VERSIONS / sizeof LEGACY_VERSIONS[0])
+
+/* Every version, for server/discover and -32022 (a JSON array). */
+#define SUPPORTED_JSON "[\"" MODERN_VERSION "\",\"2025-11-25\",\"2025-06-18\",\"2024-11-05\"]"
 
 /* After this many bad lines in a row (with no valid message in between) the
  * server stops answering them with error replies (it still logs). */
@@ -74,27 +91,24 @@ typedef struct {
     size_t cap;
 } StrBuf;
 
-static void sb_reserve(StrBuf *b, size_t extra)
-{
-    if (b->len + extra <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        log_msg("out of memory");
-        exit(1);
-    }
-    b->p = p;
-    b->cap = cap;
-}
-
+/* Appends n bytes, keeping a NUL after them (b->p is a C string too). */
 static void sb_put(StrBuf *b, const char *s, size_t n)
 {
-    sb_reserve(b, n);
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            log_msg("out of memory");
+            exit(1);
+        }
+        b->p = p;
+        b->cap = cap;
+    }
     memcpy(b->p + b->len, s, n);
     b->len += n;
+    b->p[b->len] = '\0';
 }
 
 static void sb_puts(StrBuf *b, const char *s) { sb_put(b, s, strlen(s)); }
@@ -164,109 +178,135 @@ static void format_double(double d, char buf[40])
     }
 }
 
+static JSpan span(McpSlice s) { return (JSpan){(const char *)s.data, s.len}; }
+
 /* ------------------------------------------------------------------------ */
 /* Output                                                                   */
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
-    int initialized;  /* notifications/initialized seen */
-    int initialize_seen;
-    unsigned bad_run; /* consecutive bad lines */
+    McpTransport *t;
+    const char *legacy_version; /* what initialize agreed, or NULL */
+    unsigned bad_run;           /* consecutive bad lines */
     int output_failed;
 } Server;
 
-/* Frames one JSON message with mcp_encode and writes it to stdout. */
-static void send_json(Server *srv, const StrBuf *msg)
+/* How the request being answered is served. */
+typedef struct {
+    int modern;          /* 2026-07-28: resultType, serverInfo in every result */
+    int tool_errors_in_result; /* 2025-11-25 and later: bad arguments are isError */
+} Era;
+
+/* Looks at the status of a send. A client that reads nothing more (the
+ * queue at its 64 MiB bound) ends the session; one that is gone is logged
+ * (the transport's CLOSED event ends the loop). */
+static void check_sent(Server *srv, McpStatus st)
 {
-    if (srv->output_failed)
+    if (st == MCP_STATUS_OK || srv->output_failed)
         return;
-    McpBuffer out = {NULL, 0};
-    McpStatus st = mcp_encode((const uint8_t *)msg->p, msg->len, 0, &out);
-    if (st != MCP_STATUS_OK) {
-        /* Only possible if this file builds bad JSON: a bug, not an input problem. */
-        log_msg("internal error: mcp_encode rejected a reply (%s)", mcp_status_str(st));
-        log_bytes("rejected reply", (const uint8_t *)msg->p, msg->len);
+    if (st == MCP_STATUS_CLOSED) {
+        /* Also for a last line without a newline: the transport hands it
+         * over only at the end of stdin, when sends are over. */
+        log_msg("the client closed its end: an answer cannot be sent");
         return;
     }
-    st = mcp_write_all(STDOUT_FILENO, out.data, out.len);
-    if (st != MCP_STATUS_OK) {
-        log_msg("cannot write to stdout: %s",
-                st == MCP_STATUS_IO_ERROR ? strerror(errno) : mcp_status_str(st));
-        srv->output_failed = 1;
+    if (st == MCP_STATUS_WOULD_BLOCK)
+        log_msg("the client does not read its answers (the output queue is full); giving up");
+    else /* only possible if this file builds bad JSON: a bug, not an input problem */
+        log_msg("internal error: a reply was refused (%s)", mcp_status_str(st));
+    srv->output_failed = 1;
+}
+
+/* Sends the result of request id: the raw JSON in r. */
+static void send_result(Server *srv, McpSlice id, const StrBuf *r)
+{
+    check_sent(srv, mcp_transport_respond(srv->t, id.data, id.len, (const uint8_t *)r->p, r->len));
+}
+
+/* Opens a result object in r: in the modern era every result says it is
+ * complete and names the server. The caller appends members and the '}'. */
+static void result_open(StrBuf *r, Era era)
+{
+    sb_puts(r, "{");
+    if (era.modern)
+        sb_puts(r, "\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":"
+                   "{\"name\":\"" SERVER_NAME "\",\"version\":\"" MCP_STDIO_VERSION "\"}},");
+}
+
+/*
+ * Sends an error response; data is optional raw JSON (NULL for none). An id
+ * that could not be read (absent) is left out of the reply, never written as
+ * null. With data, the message is built here (mcp_transport_respond_error has
+ * no data), else the transport builds it.
+ */
+static void send_error(Server *srv, McpSlice id, int code, const char *message, const char *data)
+{
+    if (!data) {
+        check_sent(srv, mcp_transport_respond_error(srv->t, id.data, id.len, code, message));
+        return;
     }
-    mcp_buffer_free(&out);
-}
-
-static void sb_id(StrBuf *b, JSpan id)
-{
-    if (id.p)
-        sb_put(b, id.p, id.n);
-    else
-        sb_puts(b, "null");
-}
-
-/* Sends {"jsonrpc":"2.0","id":<id>,"result":<result>} */
-static void send_result(Server *srv, JSpan id, const char *result, size_t result_len)
-{
-    StrBuf b = {0};
-    sb_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-    sb_id(&b, id);
-    sb_puts(&b, ",\"result\":");
-    sb_put(&b, result, result_len);
-    sb_puts(&b, "}");
-    send_json(srv, &b);
-    sb_free(&b);
-}
-
-/* Sends an error response; data is optional raw JSON (NULL for none). */
-static void send_error(Server *srv, JSpan id, int code, const char *message, const StrBuf *data)
-{
     StrBuf b = {0};
     char num[16];
-    sb_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-    sb_id(&b, id);
+    sb_puts(&b, "{\"jsonrpc\":\"2.0\",");
+    if (id.data) {
+        sb_puts(&b, "\"id\":");
+        sb_put(&b, (const char *)id.data, id.len);
+        sb_puts(&b, ",");
+    }
     snprintf(num, sizeof num, "%d", code);
-    sb_puts(&b, ",\"error\":{\"code\":");
+    sb_puts(&b, "\"error\":{\"code\":");
     sb_puts(&b, num);
     sb_puts(&b, ",\"message\":");
     sb_json_string(&b, message);
-    if (data) {
-        sb_puts(&b, ",\"data\":");
-        sb_put(&b, data->p, data->len);
-    }
+    sb_puts(&b, ",\"data\":");
+    sb_puts(&b, data);
     sb_puts(&b, "}}");
-    send_json(srv, &b);
+    check_sent(srv, mcp_transport_send(srv->t, (const uint8_t *)b.p, b.len));
     sb_free(&b);
 }
 
-static void send_invalid_params(Server *srv, JSpan id, const char *why)
+static void send_invalid_params(Server *srv, McpSlice id, const char *why)
 {
     StrBuf data = {0};
     sb_puts(&data, "{\"reason\":");
     sb_json_string(&data, why);
     sb_puts(&data, "}");
-    send_error(srv, id, -32602, "Invalid params", &data);
+    send_error(srv, id, -32602, "Invalid params", data.p);
     sb_free(&data);
 }
 
-/* Error reply to a bad line (id usually null), subject to the storm limit. */
-static void send_bad_line_error(Server *srv, JSpan id, int code, const char *message)
+/* Error reply to a bad line (no id unless one was readable), subject to the storm limit. */
+static void send_bad_line_error(Server *srv, McpSlice id, int code, const char *message)
 {
     srv->bad_run++;
-    if (srv->bad_run < MAX_CONSECUTIVE_BAD) {
+    if (srv->bad_run <= MAX_CONSECUTIVE_BAD)
         send_error(srv, id, code, message, NULL);
-    } else if (srv->bad_run == MAX_CONSECUTIVE_BAD) {
-        send_error(srv, id, code, message, NULL);
+    if (srv->bad_run == MAX_CONSECUTIVE_BAD)
         log_msg("%d bad lines in a row: no more error replies until a valid message arrives",
                 MAX_CONSECUTIVE_BAD);
-    }
 }
 
 /* ------------------------------------------------------------------------ */
 /* Method handlers                                                          */
 /* ------------------------------------------------------------------------ */
 
-static void do_initialize(Server *srv, JSpan id, JSpan params)
+static void do_discover(Server *srv, McpSlice id, Era era)
+{
+    StrBuf r = {0};
+    result_open(&r, era);
+    /* The 2026-07-28 schema names the server in _meta (above, when the
+     * request was modern); its drafts, and SDKs built on them, read a
+     * serverInfo member: both are there. The tool list never changes. */
+    sb_puts(&r, "\"supportedVersions\":" SUPPORTED_JSON ","
+                "\"capabilities\":{\"tools\":{\"listChanged\":false}},"
+                "\"serverInfo\":{\"name\":\"" SERVER_NAME "\",\"title\":\"mcp-stdio demo server\","
+                "\"version\":\"" MCP_STDIO_VERSION "\"},"
+                "\"ttlMs\":3600000,\"cacheScope\":\"public\"}");
+    send_result(srv, id, &r);
+    sb_free(&r);
+}
+
+static void do_initialize(Server *srv, McpSlice id, JSpan params)
 {
     JSpan version = js_member(params, "protocolVersion");
     if (!js_is_string(version)) {
@@ -274,32 +314,32 @@ static void do_initialize(Server *srv, JSpan id, JSpan params)
         return;
     }
     /* Version negotiation: the client's version if we speak it, else our
-     * newest (a client that cannot speak that is expected to disconnect). */
-    const char *answer = SUPPORTED_VERSIONS[0];
+     * newest legacy one (a client that cannot speak that is expected to
+     * disconnect). 2026-07-28 has no handshake: a client asking for it here
+     * gets 2025-11-25 too. */
+    const char *answer = LEGACY_VERSIONS[0];
     int supported = 0;
-    for (size_t i = 0; i < sizeof SUPPORTED_VERSIONS / sizeof SUPPORTED_VERSIONS[0]; i++)
-        if (js_str_eq(version, SUPPORTED_VERSIONS[i])) {
-            answer = SUPPORTED_VERSIONS[i];
+    for (size_t i = 0; i < N_LEGACY; i++)
+        if (js_str_eq(version, LEGACY_VERSIONS[i])) {
+            answer = LEGACY_VERSIONS[i];
             supported = 1;
         }
     if (!supported)
         log_msg("client asked for protocol %.*s; offering %s", (int)version.n, version.p, answer);
-    srv->initialize_seen = 1;
+    srv->legacy_version = answer;
 
     StrBuf r = {0};
     sb_puts(&r, "{\"protocolVersion\":");
     sb_json_string(&r, answer);
     sb_puts(&r, ",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
                 "\"serverInfo\":{\"name\":\"" SERVER_NAME "\","
-                "\"title\":\"mcp-stdio demo server\",\"version\":");
-    sb_json_string(&r, mcp_stdio_version());
-    sb_puts(&r, "}}");
-    send_result(srv, id, r.p, r.len);
+                "\"title\":\"mcp-stdio demo server\",\"version\":\"" MCP_STDIO_VERSION "\"}}");
+    send_result(srv, id, &r);
     sb_free(&r);
 }
 
-static const char TOOLS_LIST_RESULT[] =
-    "{\"tools\": ["
+static const char TOOLS[] =
+    "\"tools\": ["
     "  {\"name\": \"echo\","
     "   \"title\": \"Echo\","
     "   \"description\": \"Returns the given text unchanged.\","
@@ -314,9 +354,48 @@ static const char TOOLS_LIST_RESULT[] =
     "                     \"properties\": {\"a\": {\"type\": \"number\"},"
     "                                    \"b\": {\"type\": \"number\"}},"
     "                     \"required\": [\"a\", \"b\"]}}"
-    "]}";
+    "]";
 
-static void do_tools_call(Server *srv, JSpan id, JSpan params)
+static void do_tools_list(Server *srv, McpSlice id, Era era)
+{
+    StrBuf r = {0};
+    result_open(&r, era);
+    sb_puts(&r, TOOLS);
+    if (era.modern) /* 2026-07-28: list results are cacheable, and say for how long */
+        sb_puts(&r, ",\"ttlMs\":3600000,\"cacheScope\":\"public\"");
+    sb_puts(&r, "}");
+    send_result(srv, id, &r);
+    sb_free(&r);
+}
+
+/* Sends a tool result: one text content (a C string, or raw JSON string
+ * token when raw is not NULL), and isError. */
+static void send_tool_result(Server *srv, McpSlice id, Era era, const char *text, JSpan raw,
+                             int is_error)
+{
+    StrBuf r = {0};
+    result_open(&r, era);
+    sb_puts(&r, "\"content\":[{\"type\":\"text\",\"text\":");
+    if (raw.p)
+        sb_put(&r, raw.p, raw.n); /* the raw JSON string token: exact, no re-escaping */
+    else
+        sb_json_string(&r, text);
+    sb_puts(&r, is_error ? "}],\"isError\":true}" : "}],\"isError\":false}");
+    send_result(srv, id, &r);
+    sb_free(&r);
+}
+
+/* Arguments a tool cannot use: since 2025-11-25 a tool execution error (the
+ * model can read it and retry), before that -32602 Invalid params. */
+static void bad_arguments(Server *srv, McpSlice id, Era era, const char *why)
+{
+    if (era.tool_errors_in_result)
+        send_tool_result(srv, id, era, why, JS_NONE, 1);
+    else
+        send_invalid_params(srv, id, why);
+}
+
+static void do_tools_call(Server *srv, McpSlice id, JSpan params, Era era)
 {
     if (!js_is_object(params)) {
         send_invalid_params(srv, id, "params must be an object");
@@ -327,233 +406,204 @@ static void do_tools_call(Server *srv, JSpan id, JSpan params)
         send_invalid_params(srv, id, "params.name (string) is required");
         return;
     }
-    JSpan args = js_member(params, "arguments");
-    if (args.p && !js_is_object(args)) {
-        send_invalid_params(srv, id, "params.arguments must be an object");
-        return;
-    }
-
-    StrBuf r = {0};
-    if (js_str_eq(name, "echo")) {
-        JSpan text = js_member(args, "text");
-        if (!js_is_string(text)) {
-            send_invalid_params(srv, id, "echo: argument \"text\" (string) is required");
-            return;
-        }
-        /* The text goes back as its raw JSON string token: exact, no re-escaping. */
-        sb_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":");
-        sb_put(&r, text.p, text.n);
-        sb_puts(&r, "}],\"isError\":false}");
-    } else if (js_str_eq(name, "add")) {
-        double a, b;
-        if (!js_number(js_member(args, "a"), &a) || !js_number(js_member(args, "b"), &b)) {
-            send_invalid_params(srv, id, "add: arguments \"a\" and \"b\" (finite numbers) are required");
-            return;
-        }
-        double sum = a + b;
-        if (isfinite(sum)) {
-            char num[40];
-            format_double(sum, num);
-            sb_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":");
-            sb_json_string(&r, num);
-            sb_puts(&r, "}],\"isError\":false}");
-        } else {
-            /* A tool execution error, reported in the result as MCP prescribes. */
-            sb_puts(&r, "{\"content\":[{\"type\":\"text\",\"text\":\"overflow: the sum is not "
-                        "a finite number\"}],\"isError\":true}");
-        }
-    } else {
+    int echo = js_str_eq(name, "echo"), add = js_str_eq(name, "add");
+    if (!echo && !add) {
+        /* An unknown tool stays a protocol error in every version. */
         StrBuf data = {0};
         sb_puts(&data, "{\"name\":");
         sb_put(&data, name.p, name.n);
         sb_puts(&data, "}");
-        send_error(srv, id, -32602, "Unknown tool", &data);
+        send_error(srv, id, -32602, "Unknown tool", data.p);
         sb_free(&data);
         return;
     }
-    send_result(srv, id, r.p, r.len);
-    sb_free(&r);
+    JSpan args = js_member(params, "arguments");
+    if (args.p && !js_is_object(args)) {
+        bad_arguments(srv, id, era, "arguments must be an object");
+        return;
+    }
+    if (echo) {
+        JSpan text = js_member(args, "text");
+        if (js_is_string(text))
+            send_tool_result(srv, id, era, NULL, text, 0);
+        else
+            bad_arguments(srv, id, era, "echo: argument \"text\" (string) is required");
+        return;
+    }
+    double a, b;
+    if (!js_number(js_member(args, "a"), &a) || !js_number(js_member(args, "b"), &b)) {
+        bad_arguments(srv, id, era, "add: arguments \"a\" and \"b\" (finite numbers) are required");
+        return;
+    }
+    double sum = a + b;
+    char num[40];
+    if (isfinite(sum))
+        format_double(sum, num);
+    /* Overflow is a tool execution error, reported in the result in every version. */
+    send_tool_result(srv, id, era, isfinite(sum) ? num : "overflow: the sum is not a finite number",
+                     JS_NONE, !isfinite(sum));
 }
 
-static void handle_request(Server *srv, JSpan msg)
+/*
+ * Which era serves this request. A modern request (its params._meta names a
+ * protocol version) must name 2026-07-28 and declare the client's
+ * capabilities; if not, the error is sent here and 0 returned.
+ */
+static int request_era(Server *srv, McpSlice id, JSpan params, Era *era)
 {
-    JSpan method = js_member(msg, "method");
-    JSpan id = js_member(msg, "id");
-    JSpan params = js_member(msg, "params");
+    JSpan meta = js_member(params, "_meta");
+    JSpan version = js_member(meta, META_VERSION);
+    if (!version.p) {
+        const char *v = srv->legacy_version ? srv->legacy_version : DEFAULT_LEGACY_VERSION;
+        *era = (Era){0, strcmp(v, "2025-11-25") >= 0}; /* the dates compare as strings */
+        return 1;
+    }
+    if (!js_str_eq(version, MODERN_VERSION)) {
+        StrBuf data = {0};
+        sb_puts(&data, "{\"supported\":" SUPPORTED_JSON ",\"requested\":");
+        sb_put(&data, version.p, version.n);
+        sb_puts(&data, "}");
+        send_error(srv, id, -32022, "Unsupported protocol version", data.p);
+        sb_free(&data);
+        return 0;
+    }
+    if (!js_is_object(js_member(meta, META_CAPABILITIES))) {
+        send_invalid_params(srv, id,
+                            "params._meta[\"" META_CAPABILITIES "\"] (object) is required");
+        return 0;
+    }
+    *era = (Era){1, 1};
+    return 1;
+}
 
-    if (js_str_eq(method, "initialize")) {
+static void handle_request(Server *srv, const McpEnvelope *env)
+{
+    McpSlice id = env->id;
+    JSpan method = span(env->method), params = span(env->params);
+    Era era;
+    if (!request_era(srv, id, params, &era))
+        return;
+
+    if (js_str_eq(method, "server/discover")) {
+        do_discover(srv, id, era);
+    } else if (js_str_eq(method, "initialize") && !era.modern) {
         do_initialize(srv, id, params);
-    } else if (js_str_eq(method, "ping")) {
-        send_result(srv, id, "{}", 2);
-    } else if (js_str_eq(method, "tools/list")) {
-        if (!srv->initialize_seen)
-            log_msg("warning: tools/list before initialize");
-        send_result(srv, id, TOOLS_LIST_RESULT, sizeof TOOLS_LIST_RESULT - 1);
-    } else if (js_str_eq(method, "tools/call")) {
-        if (!srv->initialize_seen)
-            log_msg("warning: tools/call before initialize");
-        do_tools_call(srv, id, params);
+    } else if (js_str_eq(method, "ping") && !era.modern) {
+        check_sent(srv, mcp_transport_respond(srv->t, id.data, id.len, (const uint8_t *)"{}", 2));
+    } else if (js_str_eq(method, "tools/list") || js_str_eq(method, "tools/call")) {
+        if (!era.modern && !srv->legacy_version)
+            log_msg("warning: %.*s before initialize", (int)method.n, method.p);
+        if (js_str_eq(method, "tools/list"))
+            do_tools_list(srv, id, era);
+        else
+            do_tools_call(srv, id, params, era);
     } else {
         StrBuf data = {0};
         sb_puts(&data, "{\"method\":");
-        sb_put(&data, method.p ? method.p : "null", method.p ? method.n : 4);
+        sb_put(&data, method.p, method.n);
         sb_puts(&data, "}");
-        send_error(srv, id, -32601, "Method not found", &data);
+        send_error(srv, id, -32601, "Method not found", data.p);
         sb_free(&data);
     }
 }
 
-static void handle_notification(Server *srv, JSpan msg)
+static void handle_notification(const McpEnvelope *env)
 {
-    JSpan method = js_member(msg, "method");
+    JSpan method = span(env->method);
     if (js_str_eq(method, "notifications/initialized")) {
-        srv->initialized = 1;
         log_msg("client initialized");
     } else {
         /* Notifications never get a reply, known or not. */
-        log_msg("ignoring notification %.*s", method.p ? (int)method.n : 4,
-                method.p ? method.p : "null");
+        log_msg("ignoring notification %.*s", (int)method.n, method.p);
     }
 }
 
-/* Handles one item from the reader. msg->data is only valid until the next
- * call on the reader, and nothing here calls the reader. */
-static void handle_message(Server *srv, const McpMessage *m)
+/* Handles one event. Its data is only valid until the next next_event. */
+static void handle_event(Server *srv, const McpEvent *ev)
 {
-    JSpan line = {(const char *)m->data, m->len};
+    static const McpSlice NO_ID = {NULL, 0};
+    JSpan line = {(const char *)ev->data, ev->len};
 
-    switch (m->kind) {
-    case MCP_MESSAGE_JSON:
-        switch (m->rpc_kind) {
+    if (ev->kind == MCP_EVENT_MESSAGE) {
+        switch (ev->rpc_kind) {
         case MCP_RPC_REQUEST:
             srv->bad_run = 0;
-            handle_request(srv, line);
+            handle_request(srv, &ev->envelope);
             break;
         case MCP_RPC_NOTIFICATION:
             srv->bad_run = 0;
-            handle_notification(srv, line);
-            break;
-        case MCP_RPC_RESPONSE:
-        case MCP_RPC_ERROR:
-            srv->bad_run = 0;
-            /* This server never sends requests, so no response is expected. */
-            log_bytes("ignoring unexpected response", m->data, m->len);
+            handle_notification(&ev->envelope);
             break;
         case MCP_RPC_BATCH:
-            /* MCP 2025-06-18 removed JSON-RPC batching. */
-            log_bytes("rejecting batch", m->data, m->len);
-            send_bad_line_error(srv, JS_NONE, -32600, "Invalid Request: batches are not supported");
+            /* MCP 2025-06-18 removed JSON-RPC batching; this server never took it up. */
+            log_bytes("rejecting batch", ev->data, ev->len);
+            send_bad_line_error(srv, NO_ID, -32600, "Invalid Request: batches are not supported");
             break;
-        default:
-            log_bytes("unclassified message", m->data, m->len);
+        default: /* a response or an error: this server never sends requests */
+            srv->bad_run = 0;
+            log_bytes("ignoring unexpected response", ev->data, ev->len);
             break;
         }
-        break;
-
-    case MCP_MESSAGE_PARSE_ERROR:
-        log_bytes("parse error", m->data, m->len);
-        send_bad_line_error(srv, JS_NONE, -32700, "Parse error");
-        break;
-
-    case MCP_MESSAGE_TOO_LONG:
-        log_msg("line too long (%zu bytes received), dropped", m->len);
-        send_bad_line_error(srv, JS_NONE, -32700, "Parse error: line too long");
-        break;
-
-    case MCP_MESSAGE_INVALID_JSONRPC: {
-        log_bytes("invalid JSON-RPC", m->data, m->len);
+    } else if (ev->kind == MCP_EVENT_INVALID && ev->invalid_kind == MCP_MESSAGE_TOO_LONG) {
+        log_msg("line too long (%zu bytes received), dropped", ev->len);
+        send_bad_line_error(srv, NO_ID, -32700, "Parse error: line too long");
+    } else if (ev->kind == MCP_EVENT_INVALID && ev->invalid_kind == MCP_MESSAGE_PARSE_ERROR) {
+        log_bytes("parse error", ev->data, ev->len);
+        send_bad_line_error(srv, NO_ID, -32700, "Parse error");
+    } else if (ev->kind == MCP_EVENT_INVALID) {
+        log_bytes("invalid JSON-RPC", ev->data, ev->len);
         /* Never answer something that looks like a (malformed) response:
          * that is how two peers end up trading errors forever. */
         if (js_is_object(line) && !js_member(line, "method").p &&
             (js_member(line, "result").p || js_member(line, "error").p))
-            break;
-        /* Echo the id if it is detectable (a string or a number), else null. */
+            return;
+        /* Echo the id if it is readable (a string or a number), else none. */
         JSpan id = js_member(line, "id");
-        if (!js_is_string(id) && !js_is_number(id))
-            id = JS_NONE;
-        send_bad_line_error(srv, id, -32600, "Invalid Request");
-        break;
+        McpSlice echo = NO_ID;
+        if (js_is_string(id) || js_is_number(id))
+            echo = (McpSlice){(const uint8_t *)id.p, id.n};
+        send_bad_line_error(srv, echo, -32600, "Invalid Request");
     }
-
-    default:
-        log_msg("unknown message kind %d", (int)m->kind);
-        break;
-    }
-}
-
-/* Takes every complete item out of the reader. Returns 0, or -1 on a library error. */
-static int drain(Server *srv, McpLineReader *reader)
-{
-    for (;;) {
-        McpMessage m;
-        McpStatus st = mcp_line_reader_next_message(reader, &m);
-        if (st == MCP_STATUS_NO_MESSAGE)
-            return 0;
-        if (st != MCP_STATUS_OK) {
-            log_msg("mcp_line_reader_next_message: %s", mcp_status_str(st));
-            return -1;
-        }
-        handle_message(srv, &m);
-        if (srv->output_failed)
-            return -1;
-    }
+    /* MCP_EVENT_CLOSED ends the loop in main; a server gets no other kind
+     * (it sends no requests and spawns nothing). */
 }
 
 int main(void)
 {
-    /* mcp_write_all never raises SIGPIPE, but a closed stderr must not kill us
+    /* The transport never raises SIGPIPE, but a closed stderr must not kill us
      * either (log lines are written with stdio). */
     signal(SIGPIPE, SIG_IGN);
 
-    McpLineReader *reader = mcp_line_reader_new();
-    if (!reader) {
-        log_msg("out of memory");
-        return 1;
-    }
-    McpStatus st = mcp_line_reader_set_flags(reader, MCP_READER_JSONRPC);
-    if (st != MCP_STATUS_OK) {
-        log_msg("mcp_line_reader_set_flags: %s", mcp_status_str(st));
-        mcp_line_reader_free(reader);
-        return 1;
-    }
-
     Server srv = {0};
-    int rc = 0;
+    McpStatus st = mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT, &srv.t);
+    if (st != MCP_STATUS_OK) {
+        int io = st == MCP_STATUS_IO_ERROR;
+        log_msg("mcp_transport_open_stdio: %s%s%s", mcp_status_str(st), io ? ": " : "",
+                io ? strerror(errno) : "");
+        return 1;
+    }
     log_msg("ready (mcp-stdio %s)", mcp_stdio_version());
 
+    int rc = 0;
+    McpEvent ev;
     for (;;) {
-        /* One read(2) of what stdin has, straight into the reader. */
-        st = mcp_line_reader_read_fd(reader, STDIN_FILENO, NULL);
-        if (st == MCP_STATUS_WOULD_BLOCK) {
-            /* stdin was handed to us non-blocking: wait for it. */
-            struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
-            (void)poll(&pfd, 1, -1);
-            continue;
-        }
-        if (st == MCP_STATUS_END_OF_STREAM) {
-            /* End of input: an unterminated last line still counts. */
-            st = mcp_line_reader_finish(reader);
-            if (st != MCP_STATUS_OK) {
-                log_msg("mcp_line_reader_finish: %s", mcp_status_str(st));
-                rc = 1;
-            } else if (drain(&srv, reader) != 0) {
-                rc = 1;
-            }
-            break;
-        }
+        st = mcp_transport_next_event(srv.t, -1, &ev);
+        if (st == MCP_STATUS_OUT_OF_MEMORY)
+            continue; /* nothing was taken: try again */
         if (st != MCP_STATUS_OK) {
-            log_msg("reading stdin: %s",
-                    st == MCP_STATUS_IO_ERROR ? strerror(errno) : mcp_status_str(st));
+            log_msg("mcp_transport_next_event: %s", mcp_status_str(st));
             rc = 1;
             break;
         }
-        if (drain(&srv, reader) != 0) {
+        if (ev.kind == MCP_EVENT_CLOSED)
+            break; /* the end of stdin, after what came before it was answered */
+        handle_event(&srv, &ev);
+        if (srv.output_failed) {
             rc = 1;
             break;
         }
     }
-
-    mcp_line_reader_free(reader);
+    mcp_transport_free(srv.t); /* writes what is still queued (2 s at most) */
     log_msg(rc == 0 ? "end of input, exiting" : "exiting after an error");
     return rc;
 }

@@ -333,11 +333,10 @@ enum McpEventKind
    */
   MCP_EVENT_INVALID = 5,
   /**
-   * One line a spawned server wrote to its stderr (`MCP_STDERR_EVENTS`),
-   * or a 64 KiB piece of a longer one. Its stderr lines keep their
-   * order and take turns with its messages (no stream starves the
-   * other); those left when it ends all come before
-   * `MCP_EVENT_REQUEST_FAILED` and `MCP_EVENT_CLOSED`.
+   * One line a spawned server wrote to its stderr (`MCP_STDERR_EVENTS`):
+   * `data`/`len` without the newline (a line over 64 KiB comes in pieces
+   * of 64 KiB). They come in the order written, interleaved with the
+   * other events as they arrive, all before `MCP_EVENT_CLOSED`.
    */
   MCP_EVENT_STDERR = 6,
   /**
@@ -1130,9 +1129,10 @@ McpStatus mcp_transport_set_max_queued(struct McpTransport *t,
  * transport is closed first, as `mcp_transport_close(t, 2000)` does (or on
  * the schedule of an earlier close), and this waits until it is: its
  * queue written (or dropped at the grace) and the peer's end seen, at most
- * about 2 s (4 s for a spawned server that ignores SIGTERM: SIGKILL comes at
- * twice the grace; see `mcp_transport_spawn`). A memory transport is freed at once (there is nothing to wait
- * for); what it still queued is dropped. Owned descriptors are closed;
+ * about 2 s (4 s for a spawned server that ignores SIGTERM: SIGKILL comes
+ * at twice the grace; see `mcp_transport_spawn`). A memory transport is
+ * freed at once (there is nothing to wait for); what it still queued is
+ * dropped. Owned descriptors are closed;
  * borrowed ones get back the flags the transport changed. Events not yet
  * taken are dropped. NULL is a no-op; a poisoned transport is freed too.
  *
@@ -1556,7 +1556,8 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  *   still arriving are delivered.
  * - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
  *   its stdout and stderr have ended, or once its group was sent SIGKILL
- *   (a grandchild holding the pipes cannot keep it open); pending requests
+ *   and the server reaped (a grandchild holding the pipes cannot keep it
+ *   open; a server stuck in the kernel is waited for 1 s); pending requests
  *   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
  *   `term_signal` say how it ended.
  * - A server that exits by itself closes the transport the same way (with
@@ -1588,7 +1589,7 @@ McpStatus mcp_transport_spawn(const struct McpCommand *cmd,
 #if defined(MCP_STDIO_HAS_POSIX_IO)
 /**
  * The spawned server's process id (also its process group's), or -1 for
- * a transport that spawned nothing, and for NULL.
+ * a transport that spawned nothing, and for NULL. Any thread.
  *
  * # Safety
  * `t` is NULL or a live transport.
@@ -1600,7 +1601,7 @@ int32_t mcp_transport_pid(const struct McpTransport *t);
 /**
  * The bytes of the spawned server's stderr lines dropped because more
  * than 1 MiB waited undelivered (newlines included); 0 for NULL and for
- * transports without stderr events.
+ * transports without stderr events. Any thread.
  *
  * # Safety
  * `t` is NULL or a live transport.

@@ -48,7 +48,16 @@
 //                     respond_error, cancel, close; set_max_queued,
 //                     set_max_line_len. Receiving: next_event(timeout) ->
 //                     std::optional<mcp::Event>, closed(); poll_fds (POSIX)
-//                     for event loops.
+//                     for event loops. POSIX: Transport::spawn(command[,
+//                     SpawnFlags::KillOnHostExit]) starts a server and
+//                     supervises it (pid(), stderr_dropped(); close(grace):
+//                     SIGTERM to its group at grace, SIGKILL at 2x grace),
+//                     Transport::open_stdio([StdioFlags::GuardStdout]) is the
+//                     server's own side.
+//   mcp::Command      RAII owner of an McpCommand* (POSIX), move-only, built
+//                     fluently: Command("prog").arg("x").env("K", "V")
+//                     .env_remove("K").env_mode(EnvMode::Clear).cwd("/tmp")
+//                     .stderr_mode(StderrMode::Discard).
 //   mcp::Event        one event of next_event: kind() (EventKind), rpc_kind(),
 //                     request_id(), data(), size(), envelope(),
 //                     invalid_kind(), exit_code(), term_signal().
@@ -92,6 +101,7 @@
 //     set_max_line_len(0), unknown flag bits, more than PTRDIFF_MAX bytes.
 //     NullArgument: a moved-from reader. InvalidJson: encode()/encode_buffer().
 //     IoError: read_fd()/write_all(), with Error::os_error() = the errno.
+//     SpawnFailed: Transport::spawn, with Error::os_error() = why (ENOENT...).
 //     BrokenPipe: write_all() to a closed peer. Panic/Poisoned: the library
 //     gave up on that reader (destroy it). After a throw, the reader is
 //     unchanged and usable (except Panic/Poisoned).
@@ -123,7 +133,10 @@
 // take_output*, read_output, poll_fds, set_max_line_len) from one thread at a
 // time. Moving, assigning or destroying it must not overlap any call.
 // ~Transport of an open descriptor transport waits for its close (at most
-// about 2 s): close() it and take the events until closed() to control that.
+// about 2 s; a spawned server's, until it is reaped: about 4 s at most):
+// close() it and take the events until closed() to control that. A Command,
+// like a LineReader, is for one thread at a time; spawning from it only
+// reads it (several threads may spawn the same command at once).
 //
 // Versions: mcp::version() is the linked library's, mcp::header_version this
 // header's; call mcp::abi_compatible() once at startup when linking the shared
@@ -142,6 +155,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <new>
 #include <optional>
 #include <ostream>
@@ -173,6 +187,7 @@ enum class Status : std::int32_t {
     BrokenPipe = MCP_STATUS_BROKEN_PIPE,
     TimedOut = MCP_STATUS_TIMED_OUT,        // not thrown by write_all with a timeout: a count
     Closed = MCP_STATUS_CLOSED,             // the transport is closing or closed
+    SpawnFailed = MCP_STATUS_SPAWN_FAILED,  // Transport::spawn; Error::os_error() has the errno
 };
 
 namespace detail {
@@ -222,16 +237,20 @@ public:
     explicit Error(Status s, const char *where = "mcp_stdio")
         : std::system_error(make_error_code(s), where) {}
 
-    /// With the OS error behind s (Status::IoError): what() is
-    /// "where: <strerror> (errno N): <description of s>".
+    /// With the OS error behind s (Status::IoError, Status::SpawnFailed):
+    /// what() is "where: <strerror> (errno N): <description of s>".
     Error(Status s, const char *where, std::error_code os_error)
         : std::system_error(make_error_code(s), describe(where, os_error)), os_error_(os_error) {}
 
     /// The status the library returned.
     Status status() const noexcept { return static_cast<Status>(code().value()); }
 
-    /// For Status::IoError: the errno of the failed system call, in
-    /// std::system_category() (compare with std::errc values). Otherwise empty (0).
+    /// For Status::IoError: the errno of the failed system call; for
+    /// Status::SpawnFailed: why the server could not be started (ENOENT: no
+    /// such program or working directory, EACCES...). In
+    /// std::system_category() (compare with std::errc values:
+    /// `e.os_error() == std::errc::no_such_file_or_directory`). Otherwise
+    /// empty (0).
     const std::error_code &os_error() const noexcept { return os_error_; }
 
 private:
@@ -249,12 +268,14 @@ private:
 namespace detail {
 
 // Throws for negative statuses; returns the others unchanged. `os_errno` is
-// errno read right after the call (used for MCP_STATUS_IO_ERROR).
+// errno read right after the call (used for MCP_STATUS_IO_ERROR and
+// MCP_STATUS_SPAWN_FAILED).
 inline McpStatus check(McpStatus st, const char *where, int os_errno = 0) {
     if (static_cast<std::int32_t>(st) < 0) {
         if (st == MCP_STATUS_OUT_OF_MEMORY) throw std::bad_alloc();
-        if (st == MCP_STATUS_IO_ERROR && os_errno != 0) {
-            throw Error(Status::IoError, where, std::error_code(os_errno, std::system_category()));
+        if ((st == MCP_STATUS_IO_ERROR || st == MCP_STATUS_SPAWN_FAILED) && os_errno != 0) {
+            throw Error(static_cast<Status>(st), where,
+                        std::error_code(os_errno, std::system_category()));
         }
         throw Error(static_cast<Status>(st), where);
     }
@@ -312,6 +333,31 @@ enum class TransportFlags : std::uint32_t {
 };
 
 MCP_STDIO_HPP_FLAG_OPS(TransportFlags)
+
+/// Flags of Transport::spawn; combine with |. POSIX only.
+enum class SpawnFlags : std::uint32_t {
+    None = 0,
+    /// Linux: the server is sent SIGKILL when the thread that spawned it
+    /// ends (the host exits or crashes), through PR_SET_PDEATHSIG. Spawn
+    /// from a thread that lives as long as the server should. Elsewhere
+    /// spawn throws mcp::Error(InvalidArgument).
+    KillOnHostExit = MCP_TRANSPORT_KILL_ON_HOST_EXIT,
+};
+
+MCP_STDIO_HPP_FLAG_OPS(SpawnFlags)
+
+/// Flags of Transport::open_stdio; combine with |. POSIX only.
+enum class StdioFlags : std::uint32_t {
+    None = 0,
+    /// Protect the protocol stream from stray output: the transport writes
+    /// to a private duplicate of descriptor 1 and descriptor 1 is pointed
+    /// at stderr (for good: also after the transport is gone), so a
+    /// printf, a library logging to stdout or a child inheriting it cannot
+    /// corrupt the stream.
+    GuardStdout = MCP_TRANSPORT_GUARD_STDOUT,
+};
+
+MCP_STDIO_HPP_FLAG_OPS(StdioFlags)
 #endif
 
 #undef MCP_STDIO_HPP_FLAG_OPS
@@ -763,8 +809,11 @@ enum class EventKind : std::int32_t {
     RequestFailed = MCP_EVENT_REQUEST_FAILED,
     /// A line from the peer that is not a message: invalid_kind() says why.
     Invalid = MCP_EVENT_INVALID,
-    /// One line a spawned server wrote to its stderr (not yet produced by
-    /// the transports of this version).
+    /// One line a spawned server wrote to its stderr (Transport::spawn with
+    /// StderrMode::Events, the default): data() is the line without its
+    /// newline; a line longer than 64 KiB comes in pieces of 64 KiB, and
+    /// lines dropped because more than 1 MiB waited untaken are counted
+    /// by Transport::stderr_dropped().
     Stderr = MCP_EVENT_STDERR,
     /// The transport is closed: always the last event, given once.
     Closed = MCP_EVENT_CLOSED,
@@ -885,6 +934,173 @@ inline const std::uint8_t *bytes(std::string_view s) noexcept {
 
 }  // namespace detail
 
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+// ---------------------------------------------------------------------------
+// Spawning a server (POSIX only)
+
+/// How a spawned server's environment starts, before Command::env and
+/// Command::env_remove are laid over it (the C McpEnvMode).
+enum class EnvMode : std::int32_t {
+    /// Only the host's variables a server needs and no secret: HOME,
+    /// LOGNAME, PATH, SHELL, TERM, USER, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR
+    /// (values starting with "()", exported shell functions, left out).
+    /// The default.
+    Default = MCP_ENV_DEFAULT,
+    /// Every variable of the host.
+    Inherit = MCP_ENV_INHERIT,
+    /// No variable: only what Command::env sets.
+    Clear = MCP_ENV_CLEAR,
+};
+
+/// Where a spawned server's stderr goes (the C McpStderrMode).
+enum class StderrMode : std::int32_t {
+    /// To the host as EventKind::Stderr events, one per line (the default).
+    /// Always drained, so a chatty server never blocks on it; lines longer
+    /// than 64 KiB come in pieces of 64 KiB; at most 1 MiB waits untaken,
+    /// beyond it the oldest lines are dropped and counted
+    /// (Transport::stderr_dropped).
+    Events = MCP_STDERR_EVENTS,
+    /// The host's own stderr.
+    Inherit = MCP_STDERR_INHERIT,
+    /// Nowhere (/dev/null).
+    Discard = MCP_STDERR_DISCARD,
+};
+
+/// A command to spawn as an MCP server: RAII owner of an McpCommand*.
+/// Move-only; the setters return the command, so it is built in one
+/// expression:
+///     auto cmd = mcp::Command("npx").arg("-y").arg("some-mcp-server")
+///                    .env("API_LEVEL", "2").stderr_mode(mcp::StderrMode::Discard);
+///     auto t = mcp::Transport::spawn(cmd);
+/// A command can be spawned any number of times (to restart a server that
+/// exited, spawn it again); the transports do not depend on it afterwards.
+/// A moved-from command is empty (operator bool false): its setters throw
+/// mcp::Error(NullArgument), and so does spawning it. One thread at a time.
+/// Text arguments holding a NUL throw mcp::Error(InvalidArgument) (the C
+/// API takes NUL-terminated text; everything is copied).
+class Command {
+public:
+    /// Runs `program`: a name looked up in the PATH the server will get
+    /// (after the environment mode and the overlays; the host's PATH when
+    /// the server gets none), or a path with a '/' (pass an absolute one).
+    /// No arguments, EnvMode::Default, the host's working directory,
+    /// StderrMode::Events. Whether the program exists is found out by
+    /// Transport::spawn. Throws std::bad_alloc, mcp::Error(InvalidArgument)
+    /// for a NUL in `program`.
+    explicit Command(std::string_view program)
+        : handle_(mcp_command_new(detail::c_text(program, "mcp::Command").c_str())) {
+        if (handle_ == nullptr) throw std::bad_alloc();
+    }
+
+    /// Adopts a command from the C API (freed with mcp_command_free);
+    /// nullptr gives an empty Command.
+    explicit Command(McpCommand *adopt) noexcept : handle_(adopt) {}
+
+    ~Command() { mcp_command_free(handle_); }
+
+    Command(const Command &) = delete;
+    Command &operator=(const Command &) = delete;
+
+    /// Takes other's command; other becomes empty.
+    Command(Command &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+
+    /// Frees this command and takes other's; other becomes empty.
+    /// Self-assignment is a no-op.
+    Command &operator=(Command &&other) noexcept {
+        if (this != &other) {
+            mcp_command_free(handle_);
+            handle_ = std::exchange(other.handle_, nullptr);
+        }
+        return *this;
+    }
+
+    friend void swap(Command &a, Command &b) noexcept { std::swap(a.handle_, b.handle_); }
+
+    /// False for a moved-from (or released) command.
+    explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+    /// The C handle, still owned by this object (NULL if empty).
+    McpCommand *native_handle() const noexcept { return handle_; }
+
+    /// Gives up ownership: the caller must mcp_command_free the result.
+    [[nodiscard]] McpCommand *release() noexcept { return std::exchange(handle_, nullptr); }
+
+    // Each setter comes twice: on an lvalue it returns *this, on an rvalue
+    // (a temporary being built) it returns it as an rvalue, so that
+    // `auto c = Command("x").arg("y");` moves instead of failing to copy.
+
+    /// Appends one argument (any bytes but NUL).
+    Command &arg(std::string_view a) & {
+        const detail::CString c = detail::c_text(a, "mcp::Command::arg");
+        detail::check(mcp_command_arg(handle_, c.c_str()), "mcp::Command::arg");
+        return *this;
+    }
+    Command &&arg(std::string_view a) && { return std::move(arg(a)); }
+
+    /// Appends each argument of `list`, in order.
+    Command &args(std::initializer_list<std::string_view> list) & {
+        for (std::string_view a : list) arg(a);
+        return *this;
+    }
+    Command &&args(std::initializer_list<std::string_view> list) && {
+        return std::move(args(list));
+    }
+
+    /// Sets the variable `name` to `value` in the server's environment,
+    /// over what the mode gives; later calls for the same name win. Throws
+    /// mcp::Error(InvalidArgument): `name` empty or holding '=' (or a NUL
+    /// in either).
+    Command &env(std::string_view name, std::string_view value) & {
+        const detail::CString n = detail::c_text(name, "mcp::Command::env");
+        const detail::CString v = detail::c_text(value, "mcp::Command::env");
+        detail::check(mcp_command_env(handle_, n.c_str(), v.c_str()), "mcp::Command::env");
+        return *this;
+    }
+    Command &&env(std::string_view name, std::string_view value) && {
+        return std::move(env(name, value));
+    }
+
+    /// Removes the variable `name` from the server's environment (one the
+    /// mode gives, or an earlier env()). Throws as env().
+    Command &env_remove(std::string_view name) & {
+        const detail::CString n = detail::c_text(name, "mcp::Command::env_remove");
+        detail::check(mcp_command_env(handle_, n.c_str(), nullptr), "mcp::Command::env_remove");
+        return *this;
+    }
+    Command &&env_remove(std::string_view name) && { return std::move(env_remove(name)); }
+
+    /// How the server's environment starts (EnvMode::Default unless set).
+    /// The env() and env_remove() entries apply over it, whenever set.
+    Command &env_mode(EnvMode mode) & {
+        detail::check(mcp_command_env_mode(handle_, static_cast<std::int32_t>(mode)),
+                      "mcp::Command::env_mode");
+        return *this;
+    }
+    Command &&env_mode(EnvMode mode) && { return std::move(env_mode(mode)); }
+
+    /// The server's working directory (the host's unless set). Checked when
+    /// spawning: a missing one makes spawn throw SpawnFailed with ENOENT.
+    Command &cwd(std::string_view dir) & {
+        const detail::CString d = detail::c_text(dir, "mcp::Command::cwd");
+        detail::check(mcp_command_cwd(handle_, d.c_str()), "mcp::Command::cwd");
+        return *this;
+    }
+    Command &&cwd(std::string_view dir) && { return std::move(cwd(dir)); }
+
+    /// Where the server's stderr goes (StderrMode::Events unless set).
+    /// (Not named stderr: the C library may define stderr as a macro.)
+    Command &stderr_mode(StderrMode mode) & {
+        detail::check(mcp_command_stderr(handle_, static_cast<std::int32_t>(mode)),
+                      "mcp::Command::stderr_mode");
+        return *this;
+    }
+    Command &&stderr_mode(StderrMode mode) && { return std::move(stderr_mode(mode)); }
+
+private:
+    McpCommand *handle_;
+};
+#endif
+
 /// One MCP stdio connection: RAII owner of an McpTransport*. The peer's
 /// lines come as events (next_event); our requests are numbered, matched
 /// with their answers and timed out; what we send is queued, bounded.
@@ -898,7 +1114,8 @@ public:
     /// Timeout of next_event: wait with no limit.
     static constexpr std::chrono::milliseconds forever{-1};
 #if defined(MCP_STDIO_HAS_POSIX_IO)
-    /// The most descriptors poll_fds gives (mcp_transport_poll_fds: "at most 3").
+    /// The most descriptors poll_fds gives (read, write, wake-up, and for a
+    /// spawned server its stderr and its pidfd).
     static constexpr std::size_t max_poll_fds = MCP_TRANSPORT_MAX_POLL_FDS;
 #endif
 
@@ -934,13 +1151,70 @@ public:
         detail::check(st, "mcp::Transport::open_fds", os_errno);
         return Transport(raw);
     }
+
+    /// A transport on the process's own stdin and stdout: for an MCP
+    /// server. Descriptors 0 and 1 are borrowed (never closed; made
+    /// non-blocking meanwhile, their flags given back at destruction).
+    /// With StdioFlags::GuardStdout the transport writes to a private
+    /// duplicate of descriptor 1, which it owns (closing the transport
+    /// closes it: the host sees the end of the stream), and descriptor 1
+    /// is pointed at stderr for good, so stray output cannot corrupt the
+    /// stream. Descriptor 1 is process state: call this once, early, before
+    /// other threads write to stdout. POSIX only.
+    /// Throws mcp::Error(InvalidArgument) (unknown flags), mcp::Error(IoError)
+    /// with os_error() = errno (descriptor 0 or 1 not open, no descriptor
+    /// left), std::bad_alloc; then nothing was changed.
+    [[nodiscard]] static Transport open_stdio(StdioFlags flags = StdioFlags::None) {
+        McpTransport *raw = nullptr;
+        const McpStatus st = mcp_transport_open_stdio(static_cast<std::uint32_t>(flags), &raw);
+        const int os_errno = errno;
+        detail::check(st, "mcp::Transport::open_stdio", os_errno);
+        return Transport(raw);
+    }
+
+    /// Starts `cmd` as an MCP server, a child process, and returns a
+    /// transport on its stdin and stdout. It runs in its own process group,
+    /// with an empty signal mask, SIGPIPE at its default and no descriptor
+    /// of the host but its three; its stderr goes where the command says
+    /// (by default: EventKind::Stderr events). No thread is started, no
+    /// signal handler installed; next_event drives everything. Then:
+    /// - close(grace) begins the MCP shutdown: the queue is written and the
+    ///   server's stdin closed (at the latest at the grace), SIGTERM goes to
+    ///   its process group at `grace` if it has not exited, SIGKILL at
+    ///   twice `grace`; answers still arriving are delivered.
+    /// - Closed comes once the server has exited, been reaped and its stdout
+    ///   and stderr have ended, or once its group was sent SIGKILL (a
+    ///   grandchild holding the pipes cannot keep it open); pending
+    ///   requests get RequestFailed just before. Its exit_code() and
+    ///   term_signal() say how the server ended.
+    /// - A server that exits by itself closes the transport the same way
+    ///   (with a 2 s grace for what it left running): sends throw Closed.
+    ///   To restart it, spawn the command again.
+    /// - ~Transport of an open one closes it with a 2 s grace (or on an
+    ///   earlier close's schedule) and waits: at most about twice the
+    ///   grace. The server is always reaped.
+    /// Throws mcp::Error(SpawnFailed) with os_error() = why (ENOENT: no such
+    /// program or working directory; EACCES, E2BIG, EMFILE...),
+    /// mcp::Error(InvalidArgument) (SpawnFlags::KillOnHostExit off Linux),
+    /// mcp::Error(NullArgument) (an empty command), std::bad_alloc; then
+    /// nothing was started and nothing is left behind. Thread-safe (`cmd`
+    /// is only read). POSIX only.
+    [[nodiscard]] static Transport spawn(const Command &cmd, SpawnFlags flags = SpawnFlags::None) {
+        McpTransport *raw = nullptr;
+        const McpStatus st =
+            mcp_transport_spawn(cmd.native_handle(), static_cast<std::uint32_t>(flags), &raw);
+        const int os_errno = errno;
+        detail::check(st, "mcp::Transport::spawn", os_errno);
+        return Transport(raw);
+    }
 #endif
 
     /// Frees the transport. A descriptor transport not yet closed is closed
     /// first, with a 2 s grace, and this WAITS for it (its queue written or
-    /// dropped, the peer's end seen; at most about 2 s): call close() and
-    /// take the events until closed() to control that. A memory transport
-    /// is freed at once, dropping what it still queued.
+    /// dropped, the peer's end seen; at most about 2 s; for a spawned
+    /// server, until it is reaped: at most about twice the grace, 4 s):
+    /// call close() and take the events until closed() to control that. A
+    /// memory transport is freed at once, dropping what it still queued.
     ~Transport() { mcp_transport_free(handle_); }
 
     Transport(const Transport &) = delete;
@@ -979,6 +1253,20 @@ public:
         closed_ = false;
         return std::exchange(handle_, nullptr);
     }
+
+#if defined(MCP_STDIO_HAS_POSIX_IO)
+    /// A spawned server's process id, which is also its process group's
+    /// (still given after it was reaped); -1 for a transport that spawned
+    /// nothing and for an empty one. POSIX only.
+    [[nodiscard]] std::int32_t pid() const noexcept { return mcp_transport_pid(handle_); }
+
+    /// The bytes of a spawned server's stderr lines dropped because more
+    /// than 1 MiB waited untaken (newlines included); 0 for transports
+    /// without Stderr events and for an empty one. POSIX only.
+    [[nodiscard]] std::uint64_t stderr_dropped() const noexcept {
+        return mcp_transport_stderr_dropped(handle_);
+    }
+#endif
 
     // ---- Settings
 

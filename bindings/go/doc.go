@@ -23,6 +23,17 @@
 // library's memory transport with goroutines: request ids, matching,
 // timeouts and cancellation are the library's.
 //
+// Servers as child processes (Unix): [StartCommand] starts an [os/exec.Cmd]
+// in a process group of its own and returns a [CommandConn], a Conn on its
+// stdin and stdout that also applies the MCP stdio shutdown to the group,
+// as the C library's mcp_transport_spawn does: at [CommandConn.Close] (or
+// when the server exits by itself, or the Conn ends) the server's stdin is
+// closed, SIGTERM goes to the group at the closing grace if it is still
+// there, SIGKILL at twice the grace, and the server is always reaped.
+// [CommandConfig].Stderr receives its stderr line by line, always drained.
+// [CommandConn.ExitCode], [CommandConn.TermSignal] and [CommandConn.Wait]
+// tell how it ended.
+//
 // Memory: every [Message] owns a Go copy of its bytes, so it stays valid
 // after later calls. A LineReader holds C memory: [LineReader.Close] frees it;
 // a finalizer frees a reader that was never closed, but do not rely on it for

@@ -353,6 +353,21 @@ impl Transport {
         self.close_at.filter(|_| self.close_called)
     }
 
+    /// The peer's stream ended, but the driver keeps the transport open a
+    /// little longer (to answer what came last, to write what is queued): a
+    /// last line without a newline becomes a line, and
+    /// [`receive_end`](Self::receive_end) follows when the driver is done.
+    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    pub(crate) fn finish_input(&mut self) -> Result<(), Error> {
+        self.reader.finish()
+    }
+
+    /// Received lines not yet given as events (or a line not yet ended).
+    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    pub(crate) fn input_pending(&self) -> bool {
+        self.reader.buffered_len() > 0
+    }
+
     /// The peer closed its end: a last line without a newline still counts;
     /// then the transport closes (pending requests get
     /// [`Event::RequestFailed`], then [`Event::Closed`]). Calling it again

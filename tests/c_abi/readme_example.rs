@@ -1,5 +1,5 @@
-//! The README's C example is real code: it builds against the static library
-//! and does what the README says.
+//! The README's C examples are real code: they build against the static
+//! library and do what the README says.
 
 use std::fs;
 use std::process::Command;
@@ -35,37 +35,65 @@ fn build_readme_example(work: &WorkDir, heading: &str, name: &str) -> std::path:
     exe
 }
 
-#[test]
-fn readme_c_example_builds_and_runs() {
-    let work = WorkDir::new("readme");
-    let exe = build_readme_example(&work, "## A C host in ten lines", "readme_example");
+/// `examples/mcp_server.c`, compiled against the static library in `work`.
+fn build_example_server(work: &WorkDir) -> std::path::PathBuf {
+    let exe = work.path("mcp_server");
+    let link = static_link_args(&lib());
+    compile_c(
+        &manifest_dir().join("examples/mcp_server.c"),
+        &exe,
+        &["-D_POSIX_C_SOURCE=200809L"],
+        &as_strs(&link),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    exe
+}
 
-    use std::io::Write;
-    let mut child = Command::new(&exe)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run the README example");
-    // A stream ending without a newline: the last message must still come out.
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"{\"id\":1}\r\nnot json\n{\"id\":2}")
-        .expect("write to the example");
-    let out = child.wait_with_output().expect("wait for the example");
-    let report = report("readme_example", &out);
+/// "A host in C": it spawns `examples/mcp_server.c`, which speaks MCP
+/// 2026-07-28 (so no `initialize`: the probe is request 1, the call 2), calls
+/// a tool, prints the response and closes; the server exits by itself.
+#[test]
+fn readme_host_example_calls_a_tool() {
+    let work = WorkDir::new("readme_host");
+    let host = build_readme_example(&work, "## A host in C", "readme_host");
+    let server = build_example_server(&work);
+    let call = |tool: &str, args: &str| {
+        let out = Command::new(&host)
+            .args([tool, args])
+            .arg(&server)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the README host");
+        let report = report("readme_host", &out);
+        let line = String::from_utf8_lossy(&out.stdout).into_owned();
+        let response: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {report}"));
+        (out, response, report)
+    };
+
+    let (out, response, report) = call("echo", "{\"text\":\"h\u{e9}llo \\u2713\"}");
     assert!(out.status.success(), "{report}");
+    assert_eq!(response["id"], 2, "{report}");
+    assert_eq!(response["result"]["resultType"], "complete", "{report}");
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "message: {\"id\":1}\nmessage: {\"id\":2}\n",
+        response["result"]["content"],
+        serde_json::json!([{"type": "text", "text": "h\u{e9}llo \u{2713}"}]),
         "{report}"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not a message (kind 1, 8 bytes)"),
+        stderr.contains("mcp_server: end of input, exiting"),
         "{report}"
     );
+
+    let (out, response, report) = call("add", "{\"a\":2,\"b\":40}");
+    assert!(out.status.success(), "{report}");
+    assert_eq!(response["result"]["content"][0]["text"], "42", "{report}");
+
+    // An error response is printed too, and the exit status says so.
+    let (out, response, report) = call("no-such-tool", "{}");
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(response["error"]["code"], -32602, "{report}");
 }
 
 /// "A transport in C": the client runs against a scripted server that

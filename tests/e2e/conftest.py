@@ -31,6 +31,29 @@ FILESYSTEM_SERVER_JS = str(
 FASTMCP_SERVER = [PYTHON, str(E2E_DIR / "fastmcp_server.py")]
 
 
+README_HOST = REPO_ROOT / "target" / "demo" / "readme_host"
+STATIC_LIB = REPO_ROOT / "target" / "release" / "libmcp_stdio.a"
+NATIVE_LIBS = ["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]
+
+
+@pytest.fixture(scope="session")
+def readme_host():
+    """The README's "A host in C", compiled against the static library that
+    scripts/demo.sh built: the first ```c block after that heading."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    section = readme[readme.index("## A host in C") :]
+    start = section.index("```c\n") + len("```c\n")
+    source = README_HOST.with_suffix(".c")
+    source.write_text(section[start : section.index("```", start)])
+    subprocess.run(
+        ["gcc", "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror",
+         "-I", str(REPO_ROOT / "include"), str(source), str(STATIC_LIB), *NATIVE_LIBS,
+         "-o", str(README_HOST)],
+        check=True,
+    )
+    return README_HOST
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _prerequisites():
     missing = [p for p in (HOST, SERVER, NODE_MODULES) if not p.exists()]

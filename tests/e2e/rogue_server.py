@@ -1,9 +1,13 @@
 """A deliberately badly behaved MCP server (raw stdio, no SDK) for the host's
-robustness tests. It answers initialize, tools/list (one tool, "echo") and
-tools/call echo, but on the way it:
+robustness tests. It is a server from before MCP 2026-07-28: it answers the
+server/discover probe with -32601 (or, with --silent-probe, not at all, as
+some legacy servers do with requests before initialize), then initialize,
+tools/list (one tool, "echo") and tools/call echo, but on the way it:
 
-  - writes about 3 MB to stderr before it reads anything (a host that does not
-    drain stderr deadlocks here), and a last stderr line without a newline;
+  - writes about 800 KB to stderr before it reads anything (far more than a
+    pipe holds: a host that does not drain stderr deadlocks here; less than
+    the 1 MiB of lines the transport keeps for a host that is slower than
+    the server), and a last stderr line without a newline;
   - before the initialize response, writes to stdout: a line that is not JSON,
     JSON that is not JSON-RPC, a response to an id nobody used, a 2 MiB
     notification (too long for a host running with --max-line 1048576), blank
@@ -14,7 +18,8 @@ tools/call echo, but on the way it:
   - at the end of its stdin, writes a last notification without a newline.
 
 Options: --ignore-eof (keep running after stdin closes), --ignore-term (ignore
-SIGTERM), --die-after-init (exit right after answering initialize).
+SIGTERM), --die-after-init (exit right after answering initialize),
+--silent-probe (no answer to server/discover).
 """
 
 import json
@@ -35,14 +40,17 @@ def send(obj, end=b"\n"):
     out.flush()
 
 
-for i in range(40000):
+for i in range(10000):
     err.write(f"rogue chatter {i:05d} " + "." * 60 + "\n")
 err.flush()
 
 replies = {}  # our request id -> the host's reply
-line = sys.stdin.buffer.readline()
-init = json.loads(line)
-assert init["method"] == "initialize", init
+while True:  # the probe (and its cancellation, if it timed out), then initialize
+    init = json.loads(sys.stdin.buffer.readline())
+    if init.get("method") == "initialize":
+        break
+    if init.get("method") == "server/discover" and "--silent-probe" not in args:
+        send({"jsonrpc": "2.0", "id": init["id"], "error": {"code": -32601, "message": "nope"}})
 
 out.write(b"this is not json\n")
 out.write(b'{"hello": "world"}\n')

@@ -1,7 +1,8 @@
 """Our C host against a badly behaved server (tests/e2e/rogue_server.py) and
 against our own server: bad lines are reported and skipped, server requests are
-answered, a chatty stderr cannot deadlock it, shutdown always ends, and its
-checks fail when they should."""
+answered, a chatty stderr cannot deadlock it, shutdown always ends, a server
+from before MCP 2026-07-28 gets the initialize handshake, and its checks fail
+when they should."""
 
 import time
 
@@ -15,6 +16,11 @@ def test_bad_lines_are_reported_and_the_session_goes_on():
     assert run.returncode == 0, run.describe()
     assert run.summary == "ok: 3/3 expected responses received and checked"
     err = run.stderr
+    # The probe got an error: a legacy server, so initialize followed.
+    ours = [m["method"] for m in run.sent if "method" in m]  # not our replies
+    assert ours[:3] == ["server/discover", "initialize", "notifications/initialized"]
+    assert "server/discover: error -32601: a server from before MCP 2026-07-28" in err
+    assert run.requests("tools/list")[0].get("params") is None  # no _meta in legacy
     assert "bad line from server (not JSON), skipped: this is not json" in err
     assert 'bad line from server (not JSON-RPC 2.0), skipped: {"hello": "world"}' in err
     assert "bad line from server: too long (more than 1048576 bytes" in err
@@ -30,10 +36,24 @@ def test_bad_lines_are_reported_and_the_session_goes_on():
     assert run.results("initialize")[0]["serverInfo"]["name"] == "rogue"
     assert run.received[-1]["params"]["data"] == "bye"
 
-    # All 40000 stderr lines came through, prefixed, and the unterminated last one.
+    # All 10000 stderr lines came through, prefixed, and the unterminated last one.
     chatter = [l for l in err.splitlines() if l.startswith("mcp_host: [server] rogue chatter ")]
-    assert len(chatter) == 40000
+    assert len(chatter) == 10000
     assert "mcp_host: [server] rogue: end of input, no newline after this" in err.splitlines()
+
+
+def test_silent_probe_times_out_into_initialize():
+    """A legacy server that does not answer server/discover at all: after
+    --timeout the probe is cancelled and the initialize handshake follows."""
+    run = run_host([*call("echo", text="x"), "--timeout", "2"], [*ROGUE, "--silent-probe"])
+    assert run.returncode == 0, run.describe()
+    assert "no answer to server/discover in 2000 ms" in run.stderr
+    (probe,) = run.requests("server/discover")
+    cancel = run.sent[1]
+    assert cancel["method"] == "notifications/cancelled", run.sent
+    assert cancel["params"]["requestId"] == probe["id"]
+    assert run.results("initialize")[0]["serverInfo"]["name"] == "rogue"
+    assert run.summary == "ok: 3/3 expected responses received and checked"
 
 
 def test_server_that_ignores_eof_is_terminated():
@@ -71,10 +91,22 @@ def test_missing_server_command():
 
 
 def test_demo_session_with_our_server():
+    """Our server speaks MCP 2026-07-28: server/discover, then every request
+    with its _meta, and no initialize."""
     run = run_host([], [SERVER])
     assert run.returncode == 0, run.describe()
     assert run.tools == ["echo", "add"]
     assert run.texts == ["hello from mcp-stdio", "5"]
+    assert [m["method"] for m in run.sent] == ["server/discover", "tools/list"] + ["tools/call"] * 2
+    for request in run.sent:
+        meta = request["params"]["_meta"]
+        assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+        assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+        assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "mcp-stdio-demo-host"
+    (discover,) = run.results("server/discover")
+    assert "2026-07-28" in discover["supportedVersions"]
+    assert all(r["resultType"] == "complete" for r in run.results("tools/call"))
+    assert 'connected to "mcp-stdio-demo-server"' in run.stderr
 
 
 def test_unmet_expectations_fail():
@@ -103,10 +135,16 @@ def test_bad_usage():
 
 
 def test_protocol_version_option():
-    """The host asks for the version given; our server agrees to any it knows,
-    and answers its newest to one it does not, which the host accepts."""
-    for asked, answered in (("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-11-25")):
-        run = run_host(["--protocol-version", asked], [SERVER])
+    """With --legacy the host skips the probe and asks initialize for the
+    version given; our server agrees to any legacy one it knows, and answers
+    its newest to one it does not, which the host accepts."""
+    for asked, answered in (
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-11-25"),  # our server does not take batches
+        ("1999-01-01", "2025-11-25"),
+    ):
+        run = run_host(["--legacy", "--protocol-version", asked], [SERVER])
         assert run.returncode == 0, run.describe()
         assert run.sent[0]["params"]["protocolVersion"] == asked
         assert run.results("initialize")[0]["protocolVersion"] == answered
+        assert not run.requests("server/discover")

@@ -29,9 +29,16 @@ def test_tools_resources_and_server_requests():
     assert run.returncode == 0, run.describe()
     assert run.summary == "ok: 7/7 expected responses received and checked", run.describe()
 
+    # A server from before MCP 2026-07-28: the server/discover probe gets an
+    # error, and the initialize handshake of 2025-11-25 follows.
+    (probe,) = run.requests("server/discover")
+    assert run.sent[0] == probe
+    assert run.response_to(probe)["error"]["code"] == -32601
+    assert [m.get("method") for m in run.sent[1:3]] == ["initialize", "notifications/initialized"]
     init = run.results("initialize")[0]
     assert init["serverInfo"]["name"] == "mcp-servers/everything"
-    assert init["protocolVersion"] == "2025-06-18"
+    assert init["protocolVersion"] == "2025-11-25"
+    assert all("_meta" not in (m.get("params") or {}) for m in run.sent[1:])
 
     assert {"echo", "get-sum", "get-tiny-image", "get-roots-list"} <= set(run.tools)
     listed = [t["name"] for r in run.results("tools/list") for t in r["tools"]]

@@ -29,7 +29,10 @@ def test_typescript_sdk_client():
     assert out["ping"] == {}
     assert out["listResourcesError"] == -32601
     assert out["unknownToolError"] == -32602
-    assert out["badArgumentsError"] == -32602
+    # 2025-11-25: bad arguments are a tool execution error, not a protocol error.
+    assert out["protocolVersion"] == "2025-11-25"
+    assert out["badArguments"]["isError"] is True
+    assert "finite numbers" in out["badArguments"]["content"][0]["text"]
 
     assert out["sentMethods"][:3] == ["initialize", "notifications/initialized", "tools/list"]
     assert "mcp_server: end of input, exiting" in out["serverStderr"]

@@ -42,6 +42,8 @@ out.tools = (await client.listTools()).tools;
 out.echo = await client.callTool({ name: "echo", arguments: { text: echoText } });
 out.add = await client.callTool({ name: "add", arguments: { a: 0.1, b: 0.2 } });
 out.ping = await client.ping();
+// Bad arguments: a tool execution error (a result with isError) since 2025-11-25.
+out.badArguments = await client.callTool({ name: "add", arguments: { a: 1 } });
 
 // Errors the server must report as JSON-RPC errors.
 const errorCode = async (promise) => {
@@ -54,7 +56,6 @@ const errorCode = async (promise) => {
 };
 out.listResourcesError = await errorCode(client.listResources());
 out.unknownToolError = await errorCode(client.callTool({ name: "no-such-tool", arguments: {} }));
-out.badArgumentsError = await errorCode(client.callTool({ name: "add", arguments: { a: 1 } }));
 
 await client.close();
 out.sentMethods = sent.map((m) => m.method ?? "(response)");

@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 /// How often a wait looks at the process where no pidfd tells its exit.
 pub(super) const POLL_EXIT: Duration = Duration::from_millis(20);
 
+/// How long after SIGKILL its exit status is awaited before the end comes
+/// without it (a process stuck in the kernel may take that long to die).
+const REAP_AFTER_KILL: Duration = Duration::from_secs(1);
+
 #[derive(Debug)]
 pub(super) struct Child {
     /// The server, leader of its own process group (pgid == pid).
@@ -72,8 +76,15 @@ impl Child {
         self.status.is_some()
     }
 
-    /// The group was sent SIGKILL: the end has come, whatever is left.
-    pub(super) fn killed(&self) -> bool {
+    /// The group was sent SIGKILL and the server's status came (or did
+    /// not come in `REAP_AFTER_KILL`): the end has come, whatever is left.
+    pub(super) fn killed(&self, now: Instant) -> bool {
+        self.killed
+            && (self.status.is_some() || self.kill_at.is_some_and(|at| at + REAP_AFTER_KILL <= now))
+    }
+
+    /// The group was sent SIGKILL (its status may not have come yet).
+    pub(super) fn kill_sent(&self) -> bool {
         self.killed
     }
 
@@ -107,13 +118,7 @@ impl Child {
         if !self.killed && self.kill_at.is_some_and(|at| at <= now) {
             self.killed = true;
             self.signal(libc::SIGKILL);
-            // Its status, if it comes at once (it usually does).
-            for _ in 0..10 {
-                if self.reap() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            self.reap();
         }
     }
 
@@ -122,12 +127,15 @@ impl Child {
         unsafe { libc::kill(-self.pid, signal) };
     }
 
-    /// The next signal's time, while one is to come.
+    /// The next signal's time, while one is to come; after SIGKILL, the
+    /// end of the wait for its status.
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         if !self.termed {
             self.term_at
         } else if !self.killed {
             self.kill_at
+        } else if self.status.is_none() {
+            self.kill_at.map(|at| at + REAP_AFTER_KILL)
         } else {
             None
         }

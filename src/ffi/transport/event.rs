@@ -32,11 +32,10 @@ pub enum McpEventKind {
     /// silently): `invalid_kind` says why; `data`/`len` the line (`data`
     /// NULL and `len` the bytes received for `MCP_MESSAGE_TOO_LONG`).
     MCP_EVENT_INVALID = 5,
-    /// One line a spawned server wrote to its stderr (`MCP_STDERR_EVENTS`),
-    /// or a 64 KiB piece of a longer one. Its stderr lines keep their
-    /// order and take turns with its messages (no stream starves the
-    /// other); those left when it ends all come before
-    /// `MCP_EVENT_REQUEST_FAILED` and `MCP_EVENT_CLOSED`.
+    /// One line a spawned server wrote to its stderr (`MCP_STDERR_EVENTS`):
+    /// `data`/`len` without the newline (a line over 64 KiB comes in pieces
+    /// of 64 KiB). They come in the order written, interleaved with the
+    /// other events as they arrive, all before `MCP_EVENT_CLOSED`.
     MCP_EVENT_STDERR = 6,
     /// The transport is closed. Always the last event, given once; then
     /// `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.

@@ -6,8 +6,6 @@ use std::time::{Duration, Instant};
 
 #[cfg(unix)]
 use super::fds;
-#[cfg(unix)]
-use super::spawn::Process;
 use super::{lock, Inner, McpEvent, McpEventKind, McpStatus, McpTransport};
 use crate::Event;
 
@@ -68,31 +66,6 @@ pub(super) fn millis_to_deadline(inner: &Inner) -> i32 {
 }
 
 // ---- Events ----
-
-/// Writes the spawned server's next stderr line to `*ev`, if one waits
-/// (lent until the next call); true then.
-///
-/// # Safety
-/// `ev` points to writable memory for one `McpEvent`.
-#[cfg(unix)]
-unsafe fn stderr_event(process: &mut Process, ev: *mut McpEvent) -> bool {
-    let Some(line) = process.stderr_line() else {
-        return false;
-    };
-    let event = McpEvent {
-        data: line.as_ptr(),
-        len: line.len(),
-        ..McpEvent::from(Event::Closed)
-    };
-    // SAFETY: `ev` is writable, by the caller's contract.
-    unsafe {
-        ev.write(McpEvent {
-            kind: McpEventKind::MCP_EVENT_STDERR as i32,
-            ..event
-        })
-    };
-    true
-}
 
 /// How long `next_event` may wait.
 #[derive(Clone, Copy)]
@@ -226,10 +199,10 @@ pub(super) unsafe fn next_event<'a>(
                     _ => {}
                 }
                 if let Some(process) = io.process_mut() {
-                    // Its stderr lines come first, in turns with its
-                    // messages (see below).
+                    // Once its end is under way, the stderr lines left come
+                    // before the end's events.
                     // SAFETY: `ev` is writable, by the caller's contract.
-                    if process.stderr_first() && unsafe { stderr_event(process, ev) } {
+                    if process.ending() && unsafe { stderr_event(process, ev) } {
                         return Ok(());
                     }
                 }
@@ -260,9 +233,6 @@ pub(super) unsafe fn next_event<'a>(
                             // cancellation) goes out now, not next call.
                             io.flush(core);
                         }
-                        if let Some(process) = io.process_mut() {
-                            process.other_event_given();
-                        }
                     }
                 }
                 let _ = closed;
@@ -280,8 +250,9 @@ pub(super) unsafe fn next_event<'a>(
                     Ok(false) => {}
                     Err(e) => return Err(e.into()),
                 }
-                // The server's turn was first and it had nothing: a stderr
-                // line, if one waits.
+                // The server's stderr lines come when its messages are
+                // taken, those it has sent included (read just above): a
+                // chatty stderr cannot hold answers back.
                 if let Some(process) = io.process_mut() {
                     // SAFETY: `ev` is writable, by the caller's contract.
                     if unsafe { stderr_event(process, ev) } {
@@ -330,4 +301,25 @@ pub(super) unsafe fn next_event<'a>(
         inner = woken.ok_or(McpStatus::MCP_STATUS_POISONED)?;
         inner.waiting = false;
     }
+}
+
+/// Writes the server's next stderr line to `*ev` as an `MCP_EVENT_STDERR`;
+/// false when none is waiting.
+///
+/// # Safety
+/// `ev` points to writable memory for one `McpEvent`.
+#[cfg(unix)]
+unsafe fn stderr_event(process: &mut super::spawn::Process, ev: *mut McpEvent) -> bool {
+    let Some(line) = process.stderr_line() else {
+        return false;
+    };
+    let event = McpEvent {
+        kind: McpEventKind::MCP_EVENT_STDERR as i32,
+        data: line.as_ptr(),
+        len: line.len(),
+        ..McpEvent::from(Event::Closed)
+    };
+    // SAFETY: forwarded caller contract.
+    unsafe { ev.write(event) };
+    true
 }

@@ -243,13 +243,16 @@ impl FdIo {
             Ok(Err(e)) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => Ok(false),
             // The end of the stream; a read error (ECONNRESET...) ends it too.
             // A spawned server's transport ends when the process is gone.
-            // Without a process, what is queued is still written first (the
-            // peer may only have closed its half), for at most END_GRACE.
+            // Without a process, the lines that came last are given and may
+            // be answered, and what is queued is written (the peer may only
+            // have closed its half), for at most END_GRACE; then the end.
             Ok(_) => {
                 match &mut self.process {
                     Some(process) => process.stdout_ended(),
-                    None if core.output().is_empty() || !self.write_open => core.receive_end()?,
-                    None => self.eof_at = Some(Instant::now()),
+                    None => {
+                        core.finish_input()?;
+                        self.eof_at = Some(Instant::now());
+                    }
                 }
                 self.read_open = false;
                 Ok(true)
@@ -262,11 +265,13 @@ impl FdIo {
         }
     }
 
-    /// Ends the transport whose peer's end came while output was queued,
-    /// once that is written, the write side has ended, or `END_GRACE` passed.
+    /// Ends the transport whose peer's end came, once the lines that came
+    /// last are taken and what is queued is written (or the write side has
+    /// ended, or `END_GRACE` passed).
     pub(super) fn finish_end(&mut self, core: &mut Transport) -> Result<(), Error> {
         if let Some(at) = self.eof_at {
-            if core.output().is_empty() || !self.write_open || at + END_GRACE <= Instant::now() {
+            let settled = !core.input_pending() && (core.output().is_empty() || !self.write_open);
+            if settled || at + END_GRACE <= Instant::now() {
                 core.receive_end()?;
                 self.eof_at = None;
             }

@@ -281,9 +281,10 @@ pub unsafe extern "C" fn mcp_transport_set_max_queued(
 /// transport is closed first, as `mcp_transport_close(t, 2000)` does (or on
 /// the schedule of an earlier close), and this waits until it is: its
 /// queue written (or dropped at the grace) and the peer's end seen, at most
-/// about 2 s (4 s for a spawned server that ignores SIGTERM: SIGKILL comes at
-/// twice the grace; see `mcp_transport_spawn`). A memory transport is freed at once (there is nothing to wait
-/// for); what it still queued is dropped. Owned descriptors are closed;
+/// about 2 s (4 s for a spawned server that ignores SIGTERM: SIGKILL comes
+/// at twice the grace; see `mcp_transport_spawn`). A memory transport is
+/// freed at once (there is nothing to wait for); what it still queued is
+/// dropped. Owned descriptors are closed;
 /// borrowed ones get back the flags the transport changed. Events not yet
 /// taken are dropped. NULL is a no-op; a poisoned transport is freed too.
 ///

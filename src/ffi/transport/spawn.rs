@@ -38,10 +38,6 @@ pub(super) struct Process {
     stdout_ended: bool,
     /// `receive_end` was given to the core: the end is under way.
     ended: bool,
-    /// The last event was one of its stderr lines: its messages go first
-    /// now (turns), so that a server that logs without end cannot starve
-    /// its answers.
-    stderr_last: bool,
     /// Last: dropped after the pipes are closed (kills and reaps if needed).
     child: Child,
 }
@@ -114,36 +110,27 @@ impl Process {
             core.close(EXIT_GRACE, now)?;
             self.child.schedule(EXIT_GRACE, now);
         }
-        let killed_before = self.child.killed();
+        let kill_sent_before = self.child.kill_sent();
         self.child.signal_due(now);
-        if self.child.killed() && !killed_before && !self.stdout_ended {
+        if self.child.kill_sent() && !kill_sent_before && !self.stdout_ended {
             return Ok(true);
         }
         let pipes_ended = self.stdout_ended && self.stderr.as_ref().is_none_or(StderrLines::ended);
-        if self.child.killed() || (self.child.exited() && pipes_ended) {
+        if self.child.killed(now) || (self.child.exited() && pipes_ended) {
             core.receive_end()?;
             self.ended = true;
         }
         Ok(false)
     }
 
+    /// The end is under way: the core was told the server is gone.
+    pub(super) fn ending(&self) -> bool {
+        self.ended
+    }
+
     /// The next stderr line, lent until the next call.
     pub(super) fn stderr_line(&mut self) -> Option<&[u8]> {
-        let line = self.stderr.as_mut()?.next_line();
-        self.stderr_last = line.is_some();
-        line
-    }
-
-    /// Its stderr lines go before its messages, but in turns with them
-    /// (not after one of them), and all of them once it is gone (they come
-    /// before `MCP_EVENT_CLOSED`).
-    pub(super) fn stderr_first(&self) -> bool {
-        self.ended || !self.stderr_last
-    }
-
-    /// An event other than a stderr line was given.
-    pub(super) fn other_event_given(&mut self) {
-        self.stderr_last = false;
+        self.stderr.as_mut()?.next_line()
     }
 
     pub(super) fn exit_code(&self) -> i32 {
@@ -291,7 +278,8 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
 ///   still arriving are delivered.
 /// - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
 ///   its stdout and stderr have ended, or once its group was sent SIGKILL
-///   (a grandchild holding the pipes cannot keep it open); pending requests
+///   and the server reaped (a grandchild holding the pipes cannot keep it
+///   open; a server stuck in the kernel is waited for 1 s); pending requests
 ///   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
 ///   `term_signal` say how it ended.
 /// - A server that exits by itself closes the transport the same way (with
@@ -363,7 +351,6 @@ pub unsafe extern "C" fn mcp_transport_spawn(
             stderr: stderr.map(StderrLines::new),
             stdout_ended: false,
             ended: false,
-            stderr_last: false,
             child: Child::new(pid),
         };
         let io = match FdIo::for_process(stdout, stdin, process) {
@@ -387,7 +374,7 @@ pub unsafe extern "C" fn mcp_transport_spawn(
 }
 
 /// The spawned server's process id (also its process group's), or -1 for
-/// a transport that spawned nothing, and for NULL.
+/// a transport that spawned nothing, and for NULL. Any thread.
 ///
 /// # Safety
 /// `t` is NULL or a live transport.
@@ -404,7 +391,7 @@ pub unsafe extern "C" fn mcp_transport_pid(t: *const McpTransport) -> i32 {
 
 /// The bytes of the spawned server's stderr lines dropped because more
 /// than 1 MiB waited undelivered (newlines included); 0 for NULL and for
-/// transports without stderr events.
+/// transports without stderr events. Any thread.
 ///
 /// # Safety
 /// `t` is NULL or a live transport.

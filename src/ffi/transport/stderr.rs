@@ -138,12 +138,15 @@ impl StderrLines {
     fn split(&mut self, end: bool) {
         loop {
             let rest = &self.buf[self.scan..];
-            // One byte past a piece: a line of exactly 64 KiB is one line,
-            // not a piece and then an empty line.
-            let window = &rest[..rest.len().min(PIECE + 1)];
+            let window = &rest[..rest.len().min(PIECE)];
             if let Some(at) = memchr::memchr(b'\n', window) {
                 self.push(at, true);
-            } else if window.len() > PIECE {
+            } else if rest.len() > PIECE {
+                // A full piece; the byte after it says whether the line ends
+                // there (then no empty line follows).
+                let newline = rest[PIECE] == b'\n';
+                self.push(PIECE, newline);
+            } else if end && window.len() == PIECE {
                 self.push(PIECE, false);
             } else {
                 break;
