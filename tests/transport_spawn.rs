@@ -723,6 +723,11 @@ fn a_server_that_logs_without_end_still_answers() {
          exec sed -u 's/.*\"id\":\\([0-9]*\\).*/{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'",
     );
     let t = server.t;
+    // The log is flowing before the first request.
+    let mut ev = new_event();
+    let st = unsafe { mcp_transport_next_event(t, 5000, &mut ev) };
+    assert_eq!((st, ev.kind), (MCP_STATUS_OK, STDERR));
+    std::thread::sleep(Duration::from_millis(50));
     for want in 1..=20 {
         let mut id = 0;
         let st = unsafe {
@@ -732,7 +737,6 @@ fn a_server_that_logs_without_end_still_answers() {
     }
     let started = Instant::now();
     let (mut answered, mut lines) = (0, 0u64);
-    let mut ev = new_event();
     while answered < 20 && started.elapsed() < Duration::from_secs(3) {
         let st = unsafe { mcp_transport_next_event(t, 100, &mut ev) };
         if st != MCP_STATUS_OK {
