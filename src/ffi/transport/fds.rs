@@ -65,6 +65,25 @@ const END_GRACE: Duration = Duration::from_secs(2);
 const LEFT_READS: usize = 16;
 
 impl FdIo {
+    /// Both sides open, borrowed (nothing closed, flags restored), no process.
+    fn new(read_fd: c_int, write_fd: c_int, wake: Wake) -> FdIo {
+        FdIo {
+            read_fd,
+            write_fd,
+            read_owned: false,
+            write_owned: false,
+            restore: Vec::new(),
+            write_is_socket: false,
+            read_open: true,
+            write_open: true,
+            wake,
+            signalled: false,
+            read_left: false,
+            eof_at: None,
+            process: None,
+        }
+    }
+
     /// The I/O of a spawned server: its stdout and stdin (owned,
     /// non-blocking), and the process.
     pub(super) fn for_process(
@@ -85,21 +104,11 @@ impl FdIo {
                 return Err(McpStatus::MCP_STATUS_SPAWN_FAILED);
             }
         };
-        Ok(FdIo {
-            read_fd: stdout,
-            write_fd: stdin,
-            read_owned: true,
-            write_owned: true,
-            restore: Vec::new(),
-            write_is_socket: false,
-            read_open: true,
-            write_open: true,
-            wake,
-            signalled: false,
-            read_left: false,
-            eof_at: None,
-            process: Some(process),
-        })
+        let mut io = FdIo::new(stdout, stdin, wake);
+        io.read_owned = true;
+        io.write_owned = true;
+        io.process = Some(process);
+        Ok(io)
     }
 
     /// The spawned server, if any.
@@ -478,21 +487,7 @@ fn open(
     let wake = Wake::new().map_err(|_| io_error()())?;
     // Until it is handed over, `io` is a borrower: dropped on failure, it
     // gives back the flags it changed and closes nothing.
-    let mut io = FdIo {
-        read_fd,
-        write_fd,
-        read_owned: false,
-        write_owned: false,
-        restore: Vec::new(),
-        write_is_socket: false,
-        read_open: true,
-        write_open: true,
-        wake,
-        signalled: false,
-        read_left: false,
-        eof_at: None,
-        process: None,
-    };
+    let mut io = FdIo::new(read_fd, write_fd, wake);
     io.restore
         .try_reserve(2)
         .map_err(|_| McpStatus::MCP_STATUS_OUT_OF_MEMORY)?;
