@@ -461,9 +461,12 @@ typedef struct McpLineReader McpLineReader;
  * requests numbered, matched with their answers and timed out, and what we
  * send queued, bounded.
  *
- * Create it with `mcp_transport_new` (a memory transport: you move the
- * bytes) or `mcp_transport_open_fds` (the transport does the I/O on two
- * descriptors); free it with `mcp_transport_free`.
+ * Create it with one of four constructors: `mcp_transport_new` (a memory
+ * transport: you move the bytes), `mcp_transport_open_fds` (the transport
+ * does the I/O on descriptors you give it), `mcp_transport_open_stdio` (a
+ * server on its own stdin and stdout) or `mcp_transport_spawn` (a host: the
+ * transport starts the server and supervises it to the end). Free it with
+ * `mcp_transport_free`.
  *
  * Threads: the sending calls (`send`, `request`, `notify`, `respond`,
  * `respond_error`, `cancel`, `close`, `set_max_queued`), the calls that
@@ -1525,6 +1528,10 @@ McpStatus mcp_transport_cancel(struct McpTransport *t,
  * - when the peer's end arrives (end of stream, `mcp_transport_receive_end`)
  *   or `grace_ms` after this call, whichever first, pending requests get
  *   `MCP_EVENT_REQUEST_FAILED` and `MCP_EVENT_CLOSED` comes, last.
+ *   A spawned server is the exception: `MCP_EVENT_CLOSED` waits for the
+ *   process too (SIGTERM at `grace_ms`, SIGKILL at twice `grace_ms`), so
+ *   it comes at most about `2 * grace_ms` after this call, plus 1 s for a
+ *   server stuck in the kernel; see `mcp_transport_spawn`.
  *
  * Returns `MCP_STATUS_OK`, also when repeated (the first call's schedule
  * stands) and after `MCP_EVENT_CLOSED`; `MCP_STATUS_NULL_ARGUMENT` (t
@@ -1542,7 +1549,8 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  * Starts an MCP server as a child process and returns a transport on its
  * stdin and stdout. The program is looked up in the `PATH` the server
  * gets (see `mcp_command_new`); it runs in its own process group, with an
- * empty signal mask, SIGPIPE at its default, and no descriptor of the host
+ * empty signal mask, every signal at its default (also those the host
+ * ignores, SIGPIPE and SIGTERM included), and no descriptor of the host
  * but the three it is given (all others are made close-on-exec in the
  * child). Its stderr goes where `mcp_command_stderr` says. The transport
  * owns the pipes and the process; no thread is started and no signal
@@ -1560,9 +1568,10 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  *   open; a server stuck in the kernel is waited for 1 s); pending requests
  *   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
  *   `term_signal` say how it ended.
- * - A server that exits by itself closes the transport the same way (with
- *   a 2 s grace for what it left running). To restart it, spawn the same
- *   command again.
+ * - A server that exits by itself, or closes its stdout, closes the
+ *   transport the same way (with a 2 s grace: its stdin is closed, SIGTERM
+ *   comes 2 s later if it still runs, SIGKILL 4 s later). To restart it,
+ *   spawn the same command again.
  * - `mcp_transport_free` on an open transport closes it with a 2 s grace
  *   (or on an earlier close's schedule) and waits: at most about twice the
  *   grace. The server is always reaped, whatever the order of calls.

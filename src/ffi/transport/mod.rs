@@ -1,14 +1,18 @@
 //! `McpTransport`: the C face of [`Transport`](crate::Transport), with the
 //! driving that a state machine leaves to its user: the lock that lets any
-//! thread send, the wait in `next_event` (which sends wake), and, for
-//! `mcp_transport_open_fds`, the descriptors' I/O (`fds.rs`).
+//! thread send, the wait in `next_event` (which sends wake), and, for the
+//! descriptor transports (`open_fds`, `open_stdio`, `spawn`), the
+//! descriptors' I/O and the server process.
 //!
-//! - `mod.rs`: the handle and its lock, constructors and settings, free;
+//! - `mod.rs`: the handle and its lock, `new` and settings, free;
 //! - `event.rs`: `McpEvent`;
 //! - `send.rs`: the sending calls, from any thread;
 //! - `memory.rs`: a memory transport's bytes in and out;
 //! - `events.rs`: `next_event`, its wait and its I/O;
-//! - `fds.rs` and `wake.rs` (POSIX): descriptors, and waking a `poll(2)`.
+//! - `fds.rs` and `wake.rs` (POSIX): `open_fds`, `open_stdio`, descriptors,
+//!   and waking a `poll(2)`;
+//! - `spawn.rs`, `child.rs`, `stderr.rs` (POSIX): `spawn`, the server's
+//!   supervision and shutdown, its stderr as lines.
 
 #[cfg(unix)]
 mod child;
@@ -66,9 +70,12 @@ pub const MCP_TRANSPORT_DEFAULT_MAX_QUEUED: usize = 64 << 20;
 /// requests numbered, matched with their answers and timed out, and what we
 /// send queued, bounded.
 ///
-/// Create it with `mcp_transport_new` (a memory transport: you move the
-/// bytes) or `mcp_transport_open_fds` (the transport does the I/O on two
-/// descriptors); free it with `mcp_transport_free`.
+/// Create it with one of four constructors: `mcp_transport_new` (a memory
+/// transport: you move the bytes), `mcp_transport_open_fds` (the transport
+/// does the I/O on descriptors you give it), `mcp_transport_open_stdio` (a
+/// server on its own stdin and stdout) or `mcp_transport_spawn` (a host: the
+/// transport starts the server and supervises it to the end). Free it with
+/// `mcp_transport_free`.
 ///
 /// Threads: the sending calls (`send`, `request`, `notify`, `respond`,
 /// `respond_error`, `cancel`, `close`, `set_max_queued`), the calls that
@@ -93,7 +100,8 @@ struct Inner {
     /// A thread waits in `next_event` (or an event loop on `poll_fds`' set):
     /// the next send wakes it.
     waiting: bool,
-    /// The descriptors of `mcp_transport_open_fds`; `None`: a memory transport.
+    /// The descriptors (and a spawned server) of a descriptor transport;
+    /// `None`: a memory transport.
     #[cfg(unix)]
     io: Option<fds::FdIo>,
 }

@@ -306,6 +306,10 @@ pub unsafe extern "C" fn mcp_transport_cancel(
 /// - when the peer's end arrives (end of stream, `mcp_transport_receive_end`)
 ///   or `grace_ms` after this call, whichever first, pending requests get
 ///   `MCP_EVENT_REQUEST_FAILED` and `MCP_EVENT_CLOSED` comes, last.
+///   A spawned server is the exception: `MCP_EVENT_CLOSED` waits for the
+///   process too (SIGTERM at `grace_ms`, SIGKILL at twice `grace_ms`), so
+///   it comes at most about `2 * grace_ms` after this call, plus 1 s for a
+///   server stuck in the kernel; see `mcp_transport_spawn`.
 ///
 /// Returns `MCP_STATUS_OK`, also when repeated (the first call's schedule
 /// stands) and after `MCP_EVENT_CLOSED`; `MCP_STATUS_NULL_ARGUMENT` (t
