@@ -841,6 +841,35 @@ fn a_server_that_closes_its_stdin_and_lives_on() {
     assert_eq!(fd_count(), fds);
 }
 
+/// Closes its stdout and lives on: no answer can come any more, so the
+/// transport closes as for a server that exited (MCP: a server shuts down
+/// by closing its output stream): its stdin is closed, and this one, which
+/// does not read it, gets SIGTERM after the 2 s grace. The pending request
+/// fails.
+#[test]
+fn a_server_that_closes_its_stdout_and_lives_on() {
+    let _serial = serial();
+    let fds = fd_count();
+    let server = spawn_sh("exec 1>&-; echo ready >&2; exec sleep 1000");
+    let t = server.t;
+    let mut id = 0;
+    let st = unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) };
+    assert_eq!(st, MCP_STATUS_OK);
+    let started = Instant::now();
+    let out = run_to_closed(t, Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(out.closed);
+    assert_eq!(out.failed, vec![1]);
+    assert_eq!((out.exit_code, out.term_signal), (-1, libc::SIGTERM));
+    shutdown_time(
+        "closes its stdout, lives on (2 s grace after its end)",
+        took,
+        FIXED_GRACE,
+    );
+    free(server);
+    assert_eq!(fd_count(), fds);
+}
+
 /// The host looks again only after the kill is due: the answer the server
 /// wrote before it was killed is still read and delivered, not failed.
 #[test]

@@ -1061,36 +1061,48 @@ static void test_no_descriptor_leaked(void)
  * starts with an empty mask and SIGPIPE at its default. */
 static void test_signal_state(void)
 {
+    /* The host ignores signals a server must not: exec would keep them
+     * ignored (SIGTERM: deaf to the shutdown; SIGPIPE: writes to a closed
+     * pipe fail instead of ending it). */
+    static const int ignored[] = {SIGPIPE, SIGTERM, SIGINT, SIGUSR1, SIGHUP};
+    void (*saved[sizeof ignored / sizeof ignored[0]])(int);
     sigset_t block, saved_mask;
-    void (*saved_pipe)(int) = signal(SIGPIPE, SIG_IGN);
     McpTransport *t;
     Run r;
+    size_t i;
 
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGUSR1);
     CHECK(sigprocmask(SIG_BLOCK, &block, &saved_mask) == 0);
+    for (i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
+        saved[i] = signal(ignored[i], SIG_IGN);
+    }
     t = SPAWN_SH("exec grep -E '^Sig(Blk|Ign):' /proc/self/status >&2");
     CHECK(sigprocmask(SIG_SETMASK, &saved_mask, NULL) == 0);
-    signal(SIGPIPE, saved_pipe);
     RUN_AND_FREE(t, &r);
-    if (!CHECK(has_line(&r.err, "SigBlk:\t0000000000000000"))) {
-        print_bytes("the server's signal state", (const uint8_t *)r.err.data, r.err.len);
-    }
+    /* Nothing blocked, no standard signal (1-31) ignored. Signals 32 and 33
+     * are glibc's own (thread cancellation, setxid): its sigaction refuses
+     * them, and its posix_spawn leaves them ignored in what it starts (this
+     * test, when cargo runs it), so they are not ours to reset. */
     {
         const char *ign = r.err.data != NULL ? strstr(r.err.data, "SigIgn:\t") : NULL;
         unsigned long long mask = ign != NULL ? strtoull(ign + 8, NULL, 16) : ~0ull;
-        if (!CHECK(ign != NULL && (mask & (1ull << (SIGPIPE - 1))) == 0)) {
+        if (!CHECK(has_line(&r.err, "SigBlk:\t0000000000000000")) ||
+            !CHECK(ign != NULL && (mask & 0x7fffffffull) == 0)) {
             print_bytes("the server's signal state", (const uint8_t *)r.err.data, r.err.len);
         }
     }
     run_free(&r);
 
     /* So the shutdown's SIGTERM reaches a server spawned by a host that
-     * blocks SIGTERM (to take it with sigwait or a signalfd). */
+     * blocks SIGTERM (to take it with sigwait or a signalfd) or ignores it. */
     CHECK(sigprocmask(SIG_BLOCK, &block, &saved_mask) == 0);
     t = SPAWN_SH("exec sleep 1000");
     CHECK(sigprocmask(SIG_SETMASK, &saved_mask, NULL) == 0);
+    for (i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
+        signal(ignored[i], saved[i]);
+    }
     CHECK_STATUS(mcp_transport_close(t, 100), MCP_STATUS_OK);
     {
         double start = now_ms();

@@ -104,9 +104,12 @@ impl Process {
         if let Some(stderr) = &mut self.stderr {
             stderr.drain();
         }
-        // Exited by itself, or stopped reading (a refused write): the
-        // shutdown sequence runs as after a close, for what is left.
-        if (self.child.reap() || core.closing()) && !self.child.scheduled() {
+        // Exited by itself, closed its stdout (no answer can come any more:
+        // MCP's "the server closes its output stream and exits"), or
+        // stopped reading (a refused write): the shutdown sequence runs as
+        // after a close, for what is left.
+        let went_away = self.child.reap() || self.stdout_ended || core.closing();
+        if went_away && !self.child.scheduled() {
             core.close(EXIT_GRACE, now)?;
             self.child.schedule(EXIT_GRACE, now);
         }
@@ -201,6 +204,36 @@ fn close_on_exec_from_3() {
     }
 }
 
+/// Sets every signal the host ignores back to its default, in the child
+/// between fork and exec (async-signal-safe calls only): an exec keeps
+/// ignored signals ignored, so a host that ignores SIGTERM or SIGINT (or
+/// SIGPIPE, as most servers of sockets do) would start servers deaf to the
+/// shutdown's SIGTERM, or unable to die of a broken pipe. Handled signals
+/// need nothing: exec resets them. Node's `child_process.spawn` does the same.
+fn default_signal_dispositions() {
+    // 1..=64 covers Linux's real-time signals too; numbers a platform does
+    // not have (or glibc keeps for itself) fail harmlessly.
+    for sig in 1..=64 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+        // SAFETY: sigaction(2) is async-signal-safe; a NULL new action only
+        // reads the current one into `old`, which it may write.
+        if unsafe { libc::sigaction(sig, std::ptr::null(), old.as_mut_ptr()) } != 0 {
+            continue;
+        }
+        // SAFETY: sigaction succeeded and wrote `old`.
+        let mut action = unsafe { old.assume_init() };
+        if action.sa_sigaction == libc::SIG_IGN {
+            action.sa_sigaction = libc::SIG_DFL;
+            // SAFETY: as above; SIG_DFL is a valid disposition for any
+            // signal but SIGKILL and SIGSTOP, which are skipped.
+            unsafe { libc::sigaction(sig, &action, std::ptr::null_mut()) };
+        }
+    }
+}
+
 /// Starts the server `cmd` describes; its pid and its pipes.
 fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process::Child, PathBuf)> {
     let env = cmd.environment();
@@ -237,7 +270,7 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the child between fork and exec and makes
-    // only async-signal-safe calls (fcntl, close_range, prctl, getppid,
+    // only async-signal-safe calls (fcntl, close_range, prctl, getppid, sigaction,
     // _exit, sigemptyset, sigprocmask).
     unsafe {
         command.pre_exec(move || {
@@ -250,6 +283,7 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
                 }
             }
             let _ = kill_on_host_exit;
+            default_signal_dispositions();
             let mut empty = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
             libc::sigemptyset(empty.as_mut_ptr());
             if libc::sigprocmask(libc::SIG_SETMASK, empty.as_ptr(), std::ptr::null_mut()) != 0 {
@@ -264,7 +298,8 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
 /// Starts an MCP server as a child process and returns a transport on its
 /// stdin and stdout. The program is looked up in the `PATH` the server
 /// gets (see `mcp_command_new`); it runs in its own process group, with an
-/// empty signal mask, SIGPIPE at its default, and no descriptor of the host
+/// empty signal mask, every signal at its default (also those the host
+/// ignores, SIGPIPE and SIGTERM included), and no descriptor of the host
 /// but the three it is given (all others are made close-on-exec in the
 /// child). Its stderr goes where `mcp_command_stderr` says. The transport
 /// owns the pipes and the process; no thread is started and no signal
@@ -282,9 +317,10 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
 ///   open; a server stuck in the kernel is waited for 1 s); pending requests
 ///   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
 ///   `term_signal` say how it ended.
-/// - A server that exits by itself closes the transport the same way (with
-///   a 2 s grace for what it left running). To restart it, spawn the same
-///   command again.
+/// - A server that exits by itself, or closes its stdout, closes the
+///   transport the same way (with a 2 s grace: its stdin is closed, SIGTERM
+///   comes 2 s later if it still runs, SIGKILL 4 s later). To restart it,
+///   spawn the same command again.
 /// - `mcp_transport_free` on an open transport closes it with a 2 s grace
 ///   (or on an earlier close's schedule) and waits: at most about twice the
 ///   grace. The server is always reaped, whatever the order of calls.
