@@ -123,9 +123,11 @@ unsafe fn with_command(
 
 /// Creates a command that runs `program`: a name looked up in the `PATH`
 /// the server will get (after the environment mode and the overlays; the
-/// host's `PATH` when the server gets none), or a path with a `/` (pass an
-/// absolute one). No arguments, `MCP_ENV_DEFAULT`, the host's working
-/// directory, `MCP_STDERR_EVENTS`.
+/// host's `PATH` when the server gets none), or a path with a `/`. A
+/// relative path, and a name found through a relative `PATH` entry, are
+/// taken from the server's working directory (`mcp_command_cwd`), as a
+/// shell's `cd dir && program` would. No arguments, `MCP_ENV_DEFAULT`, the
+/// host's working directory, `MCP_STDERR_EVENTS`.
 ///
 /// Returns a new command owned by the caller (free it with
 /// `mcp_command_free`), or NULL when `program` is NULL or memory is short.
@@ -232,8 +234,10 @@ pub unsafe extern "C" fn mcp_command_env_mode(cmd: *mut McpCommand, mode: i32) -
     })
 }
 
-/// Sets the server's working directory (copied; checked when spawning: a
-/// missing one is `MCP_STATUS_SPAWN_FAILED` with `errno` ENOENT).
+/// Sets the server's working directory (copied; a relative one is taken
+/// from the host's; checked when spawning: a missing one is
+/// `MCP_STATUS_SPAWN_FAILED` with `errno` ENOENT). A relative program path
+/// is found from there (see `mcp_command_new`).
 ///
 /// Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or dir NULL).
 ///

@@ -787,6 +787,31 @@ static void test_cwd(void)
     CHECK_STATUS(mcp_command_cwd(cmd, g_plain), MCP_STATUS_OK); /* a file, not a directory */
     EXPECT_SPAWN_FAILED(cmd, ENOTDIR);
     mcp_command_free(cmd);
+
+    /* Relative program paths and relative PATH entries are taken from the
+     * server's working directory (as `cd dir && prog`), not the host's,
+     * where they do not exist. */
+    cmd = NEW_COMMAND("bin/mcp-spawn-test-helper");
+    EXPECT_SPAWN_FAILED(cmd, ENOENT); /* from the host's directory */
+    CHECK_STATUS(mcp_command_cwd(cmd, g_dir), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_command_arg(cmd, "relative-path"), MCP_STATUS_OK);
+    t = SPAWN(cmd);
+    RUN_AND_FREE(t, &r);
+    CHECK(has_line(&r.err, "helper ran with relative-path"));
+    run_free(&r);
+    mcp_command_free(cmd);
+
+    cmd = NEW_COMMAND(HELPER);
+    CHECK_STATUS(mcp_command_env(cmd, "PATH", "shadow:bin:/usr/bin:/bin"), MCP_STATUS_OK);
+    EXPECT_SPAWN_FAILED(cmd, ENOENT); /* from the host's directory */
+    CHECK_STATUS(mcp_command_cwd(cmd, g_dir), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_command_arg(cmd, "relative-entry"), MCP_STATUS_OK);
+    t = SPAWN(cmd);
+    RUN_AND_FREE(t, &r);
+    CHECK(has_line(&r.err, "helper ran with relative-entry"));
+    CHECK(!has_line(&r.err, "the shadow ran"));
+    run_free(&r);
+    mcp_command_free(cmd);
 }
 
 /* ---- stderr ---- */

@@ -152,10 +152,14 @@ fn executable(path: &Path) -> bool {
 }
 
 /// Where `program` is: itself when it has a `/`, else the first match in
-/// `path` (empty entries mean the current directory). `ENOENT` when none.
-fn resolve(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, c_int> {
+/// `path` (empty entries mean the current directory). A relative result is
+/// taken from `base`, the server's working directory, as the exec after its
+/// `chdir` would take it (and as a shell's `cd dir && prog`, Node's `spawn`
+/// and Python's `Popen` do), and made absolute so that the check here and
+/// the exec there see the same file. `ENOENT` when none.
+fn resolve(program: &OsStr, path: Option<&OsStr>, base: &Path) -> Result<PathBuf, c_int> {
     if program.as_bytes().contains(&b'/') {
-        return Ok(PathBuf::from(program));
+        return Ok(base.join(program));
     }
     if program.is_empty() {
         return Err(libc::ENOENT);
@@ -163,8 +167,7 @@ fn resolve(program: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, c_int> {
     let path = path.map_or(&b"/usr/local/bin:/usr/bin:/bin"[..], OsStr::as_bytes);
     let mut found_not_executable = false;
     for dir in path.split(|&b| b == b':') {
-        let dir = if dir.is_empty() { &b"."[..] } else { dir };
-        let candidate = Path::new(OsStr::from_bytes(dir)).join(program);
+        let candidate = base.join(OsStr::from_bytes(dir)).join(program);
         if executable(&candidate) {
             return Ok(candidate);
         }
@@ -242,8 +245,15 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
         .find(|(n, _)| n == "PATH")
         .map(|(_, v)| v.clone());
     let host_path = std::env::var_os("PATH");
-    let program = resolve(&cmd.program, child_path.as_deref().or(host_path.as_deref()))
-        .map_err(io::Error::from_raw_os_error)?;
+    // The server's working directory, absolute (a host whose own is gone
+    // can still start programs by absolute paths).
+    let host_dir = std::env::current_dir().unwrap_or_default();
+    let base = match &cmd.cwd {
+        Some(dir) => host_dir.join(dir),
+        None => host_dir,
+    };
+    let path = child_path.as_deref().or(host_path.as_deref());
+    let program = resolve(&cmd.program, path, &base).map_err(io::Error::from_raw_os_error)?;
     let mut command = Command::new(&program);
     command
         .arg0(&cmd.program)
