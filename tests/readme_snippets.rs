@@ -60,9 +60,9 @@ fn source_of(marker: &str) -> String {
     panic!("{path} has no region {name} (snippet-start/snippet-end)");
 }
 
-#[test]
-fn readme_snippets_are_the_tested_code() {
-    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+/// Checks every marked block of the README at `path`; the markers found.
+fn check_readme(path: &str) -> Vec<String> {
+    let readme = fs::read_to_string(root().join(path)).expect(path);
     let mut checked = Vec::new();
     let mut rest = readme.as_str();
     while let Some(at) = rest.find("<!-- snippet: ") {
@@ -75,11 +75,17 @@ fn readme_snippets_are_the_tested_code() {
         assert_eq!(
             shown,
             source_of(marker),
-            "README.md's block for {marker} differs from the tested code"
+            "{path}'s block for {marker} differs from the tested code"
         );
         checked.push(marker.to_string());
         rest = &after[body_start + body_len..];
     }
+    checked
+}
+
+#[test]
+fn readme_snippets_are_the_tested_code() {
+    let checked = check_readme("README.md");
     // The sections the README must keep: C++, Go, Swift, CMake, vendoring.
     for needed in [
         "tests/cpp/readme_example.cpp",
@@ -91,6 +97,21 @@ fn readme_snippets_are_the_tested_code() {
         assert!(
             checked.iter().any(|c| c == needed),
             "README.md lacks the snippet {needed}"
+        );
+    }
+}
+
+#[test]
+fn go_readme_snippets_are_the_tested_code() {
+    let checked = check_readme("bindings/go/README.md");
+    for needed in [
+        "bindings/go/example_test.go#decoder",
+        "bindings/go/example_test.go#conn",
+        "bindings/go/command_example_test.go#command",
+    ] {
+        assert!(
+            checked.iter().any(|c| c == needed),
+            "bindings/go/README.md lacks the snippet {needed}"
         );
     }
 }

@@ -112,7 +112,8 @@ const stderrLinger = 100 * time.Millisecond
 // such a goroutine.
 //
 // Note that os/exec passes the whole environment of the host unless
-// cmd.Env is set, while a server needs only a few variables.
+// cmd.Env is set, while a server needs only a few variables: set it to
+// DefaultEnv(...) to give what the C library gives by default.
 //
 // cfg may be nil. On an error (an invalid configuration, cmd.Start's
 // error, such as one matching exec.ErrNotFound or fs.ErrNotExist), nothing

@@ -20,6 +20,7 @@ func ExampleStartCommand() {
 	// waits for the end of its stdin.
 	cmd := exec.Command("sh", "-c", `read request; echo 'listing tools' >&2; `+
 		`echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'; cat >/dev/null`)
+	cmd.Env = mcpstdio.DefaultEnv() // PATH, HOME...: not the host's secrets
 	logged := make(chan string, 100)
 	server, err := mcpstdio.StartCommand(cmd, &mcpstdio.CommandConfig{
 		ConnConfig: mcpstdio.ConnConfig{CloseGrace: time.Second},

@@ -623,3 +623,36 @@ func TestCommandLeavesNoGoroutine(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// DefaultEnv keeps only the default variables of the host, and the
+// server started with it sees them and the extra ones, and no secret.
+func TestCommandDefaultEnv(t *testing.T) {
+	t.Setenv("MCPSTDIO_SECRET", "do-not-pass")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("TZ", "UTC")
+	env := mcpstdio.DefaultEnv("TZ=Europe/Oslo", "MCPSTDIO_EXTRA=1")
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "MCPSTDIO_SECRET=") || kv == "TZ=UTC" {
+			t.Fatalf("DefaultEnv kept %q: %q", kv, env)
+		}
+	}
+	cmd := sh("env >&2; cat >/dev/null")
+	cmd.Env = env
+	log := newStderrLog()
+	server := start(t, cmd, &mcpstdio.CommandConfig{Stderr: log.add})
+	server.Close()
+	got := map[string]bool{}
+	for _, line := range log.all() {
+		got[line] = true
+	}
+	for _, want := range []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TZ=Europe/Oslo", "MCPSTDIO_EXTRA=1"} {
+		if !got[want] {
+			t.Errorf("the server's environment lacks %q: %q", want, log.all())
+		}
+	}
+	for line := range got {
+		if strings.HasPrefix(line, "MCPSTDIO_SECRET=") || strings.HasPrefix(line, "MCPSTDIO_TEST") {
+			t.Errorf("the server got %q", line)
+		}
+	}
+}
