@@ -80,6 +80,7 @@
 #define DEMO_PROG "mcp_host"
 #include "demo_log.h"   /* log_msg, log_bytes */
 #include "demo_json.h" /* JSpan, js_member, js_str_eq, js_array_next, ... */
+#include "demo_buf.h"  /* Buf: the JSON texts we build */
 
 #define MODERN_VERSION "2026-07-28"
 #define DEFAULT_PROTOCOL_VERSION "2025-11-25" /* the legacy handshake's */
@@ -105,69 +106,6 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Growable byte buffer                                                     */
-/* ------------------------------------------------------------------------ */
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-} Buf;
-
-/* Makes room for n more bytes (and a NUL); exits if out of memory (a demo's
- * answer to it). */
-static void buf_reserve(Buf *b, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            log_msg("out of memory");
-            exit(1);
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-}
-
-/* Appends n bytes, keeping a NUL after them (a Buf is a C string too). */
-static void buf_put(Buf *b, const char *s, size_t n)
-{
-    buf_reserve(b, n);
-    if (n)
-        memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void buf_puts(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
-
-/* Appends a C string as a JSON string literal (quoted and escaped). */
-static void buf_json_string(Buf *b, const char *s)
-{
-    buf_puts(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[8] = {'\\', (char)c, 0}; /* \" and \\ */
-        if (c < 0x20)
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-        if (c == '"' || c == '\\' || c < 0x20)
-            buf_puts(b, esc);
-        else
-            buf_put(b, s, 1);
-    }
-    buf_puts(b, "\"");
-}
-
-static void buf_free(Buf *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
 }
 
 /* ------------------------------------------------------------------------ */

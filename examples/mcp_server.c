@@ -62,6 +62,7 @@
 #define DEMO_PROG "mcp_server"
 #include "demo_log.h"   /* log_msg, log_bytes (stderr only: stdout belongs to the protocol) */
 #include "demo_json.h" /* JSpan, js_member, js_str_eq, ... */
+#include "demo_buf.h"  /* Buf: the replies we build */
 
 #define SERVER_NAME "mcp-stdio-demo-server"
 #define MODERN_VERSION "2026-07-28"
@@ -80,65 +81,6 @@ static const char *const LEGACY_VERSIONS[] = {DEFAULT_LEGACY_VERSION, "2025-06-1
 /* After this many bad lines in a row (with no valid message in between) the
  * server stops answering them with error replies (it still logs). */
 #define MAX_CONSECUTIVE_BAD 8
-
-/* ------------------------------------------------------------------------ */
-/* Growable string buffer for building replies                              */
-/* ------------------------------------------------------------------------ */
-
-typedef struct {
-    char *p;
-    size_t len;
-    size_t cap;
-} StrBuf;
-
-/* Appends n bytes, keeping a NUL after them (b->p is a C string too). */
-static void sb_put(StrBuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            log_msg("out of memory");
-            exit(1);
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(StrBuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-/* Appends a C string as a JSON string literal (quoted and escaped). */
-static void sb_json_string(StrBuf *b, const char *s)
-{
-    sb_puts(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char esc[2] = {'\\', (char)c};
-            sb_put(b, esc, 2);
-        } else if (c < 0x20) {
-            char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            sb_puts(b, esc);
-        } else {
-            sb_put(b, (const char *)&c, 1);
-        }
-    }
-    sb_puts(b, "\"");
-}
-
-static void sb_free(StrBuf *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
 
 /* ------------------------------------------------------------------------ */
 /* JSON navigation only the server needs (the shared part is demo_json.h)   */
@@ -218,18 +160,18 @@ static void check_sent(Server *srv, McpStatus st)
 }
 
 /* Sends the result of request id: the raw JSON in r. */
-static void send_result(Server *srv, McpSlice id, const StrBuf *r)
+static void send_result(Server *srv, McpSlice id, const Buf *r)
 {
     check_sent(srv, mcp_transport_respond(srv->t, id.data, id.len, (const uint8_t *)r->p, r->len));
 }
 
 /* Opens a result object in r: in the modern era every result says it is
  * complete and names the server. The caller appends members and the '}'. */
-static void result_open(StrBuf *r, Era era)
+static void result_open(Buf *r, Era era)
 {
-    sb_puts(r, "{");
+    buf_puts(r, "{");
     if (era.modern)
-        sb_puts(r, "\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":"
+        buf_puts(r, "\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":"
                    "{\"name\":\"" SERVER_NAME "\",\"version\":\"" MCP_STDIO_VERSION "\"}},");
 }
 
@@ -245,34 +187,34 @@ static void send_error(Server *srv, McpSlice id, int code, const char *message, 
         check_sent(srv, mcp_transport_respond_error(srv->t, id.data, id.len, code, message));
         return;
     }
-    StrBuf b = {0};
+    Buf b = {0};
     char num[16];
-    sb_puts(&b, "{\"jsonrpc\":\"2.0\",");
+    buf_puts(&b, "{\"jsonrpc\":\"2.0\",");
     if (id.data) {
-        sb_puts(&b, "\"id\":");
-        sb_put(&b, (const char *)id.data, id.len);
-        sb_puts(&b, ",");
+        buf_puts(&b, "\"id\":");
+        buf_put(&b, (const char *)id.data, id.len);
+        buf_puts(&b, ",");
     }
     snprintf(num, sizeof num, "%d", code);
-    sb_puts(&b, "\"error\":{\"code\":");
-    sb_puts(&b, num);
-    sb_puts(&b, ",\"message\":");
-    sb_json_string(&b, message);
-    sb_puts(&b, ",\"data\":");
-    sb_puts(&b, data);
-    sb_puts(&b, "}}");
+    buf_puts(&b, "\"error\":{\"code\":");
+    buf_puts(&b, num);
+    buf_puts(&b, ",\"message\":");
+    buf_json_string(&b, message);
+    buf_puts(&b, ",\"data\":");
+    buf_puts(&b, data);
+    buf_puts(&b, "}}");
     check_sent(srv, mcp_transport_send(srv->t, (const uint8_t *)b.p, b.len));
-    sb_free(&b);
+    buf_free(&b);
 }
 
 static void send_invalid_params(Server *srv, McpSlice id, const char *why)
 {
-    StrBuf data = {0};
-    sb_puts(&data, "{\"reason\":");
-    sb_json_string(&data, why);
-    sb_puts(&data, "}");
+    Buf data = {0};
+    buf_puts(&data, "{\"reason\":");
+    buf_json_string(&data, why);
+    buf_puts(&data, "}");
     send_error(srv, id, -32602, "Invalid params", data.p);
-    sb_free(&data);
+    buf_free(&data);
 }
 
 /* Error reply to a bad line (no id unless one was readable), subject to the storm limit. */
@@ -292,18 +234,18 @@ static void send_bad_line_error(Server *srv, McpSlice id, int code, const char *
 
 static void do_discover(Server *srv, McpSlice id, Era era)
 {
-    StrBuf r = {0};
+    Buf r = {0};
     result_open(&r, era);
     /* The 2026-07-28 schema names the server in _meta (above, when the
      * request was modern); its drafts, and SDKs built on them, read a
      * serverInfo member: both are there. The tool list never changes. */
-    sb_puts(&r, "\"supportedVersions\":" SUPPORTED_JSON ","
+    buf_puts(&r, "\"supportedVersions\":" SUPPORTED_JSON ","
                 "\"capabilities\":{\"tools\":{\"listChanged\":false}},"
                 "\"serverInfo\":{\"name\":\"" SERVER_NAME "\",\"title\":\"mcp-stdio demo server\","
                 "\"version\":\"" MCP_STDIO_VERSION "\"},"
                 "\"ttlMs\":3600000,\"cacheScope\":\"public\"}");
     send_result(srv, id, &r);
-    sb_free(&r);
+    buf_free(&r);
 }
 
 static void do_initialize(Server *srv, McpSlice id, JSpan params)
@@ -328,14 +270,14 @@ static void do_initialize(Server *srv, McpSlice id, JSpan params)
         log_msg("client asked for protocol %.*s; offering %s", (int)version.n, version.p, answer);
     srv->legacy_version = answer;
 
-    StrBuf r = {0};
-    sb_puts(&r, "{\"protocolVersion\":");
-    sb_json_string(&r, answer);
-    sb_puts(&r, ",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
+    Buf r = {0};
+    buf_puts(&r, "{\"protocolVersion\":");
+    buf_json_string(&r, answer);
+    buf_puts(&r, ",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
                 "\"serverInfo\":{\"name\":\"" SERVER_NAME "\","
                 "\"title\":\"mcp-stdio demo server\",\"version\":\"" MCP_STDIO_VERSION "\"}}");
     send_result(srv, id, &r);
-    sb_free(&r);
+    buf_free(&r);
 }
 
 static const char TOOLS[] =
@@ -358,14 +300,14 @@ static const char TOOLS[] =
 
 static void do_tools_list(Server *srv, McpSlice id, Era era)
 {
-    StrBuf r = {0};
+    Buf r = {0};
     result_open(&r, era);
-    sb_puts(&r, TOOLS);
+    buf_puts(&r, TOOLS);
     if (era.modern) /* 2026-07-28: list results are cacheable, and say for how long */
-        sb_puts(&r, ",\"ttlMs\":3600000,\"cacheScope\":\"public\"");
-    sb_puts(&r, "}");
+        buf_puts(&r, ",\"ttlMs\":3600000,\"cacheScope\":\"public\"");
+    buf_puts(&r, "}");
     send_result(srv, id, &r);
-    sb_free(&r);
+    buf_free(&r);
 }
 
 /* Sends a tool result: one text content (a C string, or raw JSON string
@@ -373,16 +315,16 @@ static void do_tools_list(Server *srv, McpSlice id, Era era)
 static void send_tool_result(Server *srv, McpSlice id, Era era, const char *text, JSpan raw,
                              int is_error)
 {
-    StrBuf r = {0};
+    Buf r = {0};
     result_open(&r, era);
-    sb_puts(&r, "\"content\":[{\"type\":\"text\",\"text\":");
+    buf_puts(&r, "\"content\":[{\"type\":\"text\",\"text\":");
     if (raw.p)
-        sb_put(&r, raw.p, raw.n); /* the raw JSON string token: exact, no re-escaping */
+        buf_put(&r, raw.p, raw.n); /* the raw JSON string token: exact, no re-escaping */
     else
-        sb_json_string(&r, text);
-    sb_puts(&r, is_error ? "}],\"isError\":true}" : "}],\"isError\":false}");
+        buf_json_string(&r, text);
+    buf_puts(&r, is_error ? "}],\"isError\":true}" : "}],\"isError\":false}");
     send_result(srv, id, &r);
-    sb_free(&r);
+    buf_free(&r);
 }
 
 /* Arguments a tool cannot use: since 2025-11-25 a tool execution error (the
@@ -409,12 +351,12 @@ static void do_tools_call(Server *srv, McpSlice id, JSpan params, Era era)
     int echo = js_str_eq(name, "echo"), add = js_str_eq(name, "add");
     if (!echo && !add) {
         /* An unknown tool stays a protocol error in every version. */
-        StrBuf data = {0};
-        sb_puts(&data, "{\"name\":");
-        sb_put(&data, name.p, name.n);
-        sb_puts(&data, "}");
+        Buf data = {0};
+        buf_puts(&data, "{\"name\":");
+        buf_put(&data, name.p, name.n);
+        buf_puts(&data, "}");
         send_error(srv, id, -32602, "Unknown tool", data.p);
-        sb_free(&data);
+        buf_free(&data);
         return;
     }
     JSpan args = js_member(params, "arguments");
@@ -459,12 +401,12 @@ static int request_era(Server *srv, McpSlice id, JSpan params, Era *era)
         return 1;
     }
     if (!js_str_eq(version, MODERN_VERSION)) {
-        StrBuf data = {0};
-        sb_puts(&data, "{\"supported\":" SUPPORTED_JSON ",\"requested\":");
-        sb_put(&data, version.p, version.n);
-        sb_puts(&data, "}");
+        Buf data = {0};
+        buf_puts(&data, "{\"supported\":" SUPPORTED_JSON ",\"requested\":");
+        buf_put(&data, version.p, version.n);
+        buf_puts(&data, "}");
         send_error(srv, id, -32022, "Unsupported protocol version", data.p);
-        sb_free(&data);
+        buf_free(&data);
         return 0;
     }
     if (!js_is_object(js_member(meta, META_CAPABILITIES))) {
@@ -498,12 +440,12 @@ static void handle_request(Server *srv, const McpEnvelope *env)
         else
             do_tools_call(srv, id, params, era);
     } else {
-        StrBuf data = {0};
-        sb_puts(&data, "{\"method\":");
-        sb_put(&data, method.p, method.n);
-        sb_puts(&data, "}");
+        Buf data = {0};
+        buf_puts(&data, "{\"method\":");
+        buf_put(&data, method.p, method.n);
+        buf_puts(&data, "}");
         send_error(srv, id, -32601, "Method not found", data.p);
-        sb_free(&data);
+        buf_free(&data);
     }
 }
 
