@@ -804,69 +804,52 @@ fn after_a_kill_the_poll_set_is_quiet() {
     free(server);
 }
 
-/// Closes its stdin and lives on: the first write the host makes is
-/// refused (EPIPE, no SIGPIPE), which begins the close with the 2 s grace
-/// of a server that went away; SIGTERM ends it then.
+/// Closes its stdin, or its stdout, and lives on. Stdin: the first write
+/// the host makes is refused (EPIPE, no SIGPIPE). Stdout: no answer can
+/// come any more (MCP: a server shuts down by closing its output stream).
+/// Either begins the close with the 2 s grace of a server that went away:
+/// its stdin is closed, and as it does not exit, SIGTERM ends it then. The
+/// pending request fails; sends are refused.
 #[test]
-fn a_server_that_closes_its_stdin_and_lives_on() {
+fn a_server_that_closes_its_stdin_or_stdout_and_lives_on() {
     let _serial = serial();
     let fds = fd_count();
-    let server = spawn_sh("exec 0<&-; echo ready >&2; exec sleep 1000");
-    let t = server.t;
-    let mut ev = new_event();
-    assert_eq!(
-        unsafe { mcp_transport_next_event(t, 5000, &mut ev) },
-        MCP_STATUS_OK
-    );
-    assert_eq!((ev.kind, data(&ev)), (STDERR, b"ready".to_vec()));
-    let mut id = 0;
-    let st = unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) };
-    assert_eq!(st, MCP_STATUS_OK);
-    let started = Instant::now();
-    let out = run_to_closed(t, Duration::from_secs(10));
-    let took = started.elapsed();
-    assert!(out.closed);
-    assert_eq!(out.failed, vec![1]);
-    assert_eq!((out.exit_code, out.term_signal), (-1, libc::SIGTERM));
-    assert_eq!(
-        unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) },
-        MCP_STATUS_CLOSED
-    );
-    shutdown_time(
-        "closes its stdin, lives on (2 s grace after EPIPE)",
-        took,
-        FIXED_GRACE,
-    );
-    free(server);
-    assert_eq!(fd_count(), fds);
-}
-
-/// Closes its stdout and lives on: no answer can come any more, so the
-/// transport closes as for a server that exited (MCP: a server shuts down
-/// by closing its output stream): its stdin is closed, and this one, which
-/// does not read it, gets SIGTERM after the 2 s grace. The pending request
-/// fails.
-#[test]
-fn a_server_that_closes_its_stdout_and_lives_on() {
-    let _serial = serial();
-    let fds = fd_count();
-    let server = spawn_sh("exec 1>&-; echo ready >&2; exec sleep 1000");
-    let t = server.t;
-    let mut id = 0;
-    let st = unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) };
-    assert_eq!(st, MCP_STATUS_OK);
-    let started = Instant::now();
-    let out = run_to_closed(t, Duration::from_secs(10));
-    let took = started.elapsed();
-    assert!(out.closed);
-    assert_eq!(out.failed, vec![1]);
-    assert_eq!((out.exit_code, out.term_signal), (-1, libc::SIGTERM));
-    shutdown_time(
-        "closes its stdout, lives on (2 s grace after its end)",
-        took,
-        FIXED_GRACE,
-    );
-    free(server);
+    for (what, script) in [
+        ("stdin", "exec 0<&-; echo ready >&2; exec sleep 1000"),
+        (
+            "stdout",
+            "echo ready >&2; read request; exec 1>&-; exec sleep 1000",
+        ),
+    ] {
+        let server = spawn_sh(script);
+        let t = server.t;
+        let mut ev = new_event();
+        assert_eq!(
+            unsafe { mcp_transport_next_event(t, 5000, &mut ev) },
+            MCP_STATUS_OK
+        );
+        assert_eq!((ev.kind, data(&ev)), (STDERR, b"ready".to_vec()));
+        let mut id = 0;
+        let st =
+            unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) };
+        assert_eq!(st, MCP_STATUS_OK);
+        let started = Instant::now();
+        let out = run_to_closed(t, Duration::from_secs(10));
+        let took = started.elapsed();
+        assert!(out.closed, "closes its {what}");
+        assert_eq!(out.failed, vec![1]);
+        assert_eq!((out.exit_code, out.term_signal), (-1, libc::SIGTERM));
+        assert_eq!(
+            unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 0, &mut id) },
+            MCP_STATUS_CLOSED
+        );
+        shutdown_time(
+            &format!("closes its {what}, lives on (2 s grace after its end)"),
+            took,
+            FIXED_GRACE,
+        );
+        free(server);
+    }
     assert_eq!(fd_count(), fds);
 }
 

@@ -23,25 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test_clock.h" /* now_ms, sleep_ms */
 #include "test_util.h"
 
 /* ---- helpers ---- */
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
 
 static McpTransport *new_transport_at(const char *file, int line)
 {
