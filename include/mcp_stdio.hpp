@@ -982,8 +982,10 @@ class Command {
 public:
     /// Runs `program`: a name looked up in the PATH the server will get
     /// (after the environment mode and the overlays; the host's PATH when
-    /// the server gets none), or a path with a '/' (pass an absolute one).
-    /// No arguments, EnvMode::Default, the host's working directory,
+    /// the server gets none), or a path with a '/'. A relative path, and a
+    /// name found through a relative PATH entry, are taken from the
+    /// server's working directory (cwd()), as `cd dir && program`. No
+    /// arguments, EnvMode::Default, the host's working directory,
     /// StderrMode::Events. Whether the program exists is found out by
     /// Transport::spawn. Throws std::bad_alloc, mcp::Error(InvalidArgument)
     /// for a NUL in `program`.
@@ -1174,8 +1176,8 @@ public:
 
     /// Starts `cmd` as an MCP server, a child process, and returns a
     /// transport on its stdin and stdout. It runs in its own process group,
-    /// with an empty signal mask, SIGPIPE at its default and no descriptor
-    /// of the host but its three; its stderr goes where the command says
+    /// with an empty signal mask, every signal at its default (also those
+    /// the host ignores) and no descriptor of the host but its three; its stderr goes where the command says
     /// (by default: EventKind::Stderr events). No thread is started, no
     /// signal handler installed; next_event drives everything. Then:
     /// - close(grace) begins the MCP shutdown: the queue is written and the
@@ -1187,8 +1189,9 @@ public:
     ///   grandchild holding the pipes cannot keep it open); pending
     ///   requests get RequestFailed just before. Its exit_code() and
     ///   term_signal() say how the server ended.
-    /// - A server that exits by itself closes the transport the same way
-    ///   (with a 2 s grace for what it left running): sends throw Closed.
+    /// - A server that exits by itself, or closes its stdout, closes the
+    ///   transport the same way (with a 2 s grace: its stdin is closed,
+    ///   SIGTERM 2 s later if it still runs): sends throw Closed.
     ///   To restart it, spawn the command again.
     /// - ~Transport of an open one closes it with a 2 s grace (or on an
     ///   earlier close's schedule) and waits: at most about twice the
