@@ -32,6 +32,7 @@ FASTMCP_SERVER = [PYTHON, str(E2E_DIR / "fastmcp_server.py")]
 # The Python MCP SDK 2.x lives in a venv of its own (run.sh installs
 # requirements-sdk2.txt there): its scripts run as subprocesses with its python.
 SDK2_PYTHON = E2E_DIR / ".deps" / "venv-sdk2" / "bin" / "python"
+SDK2_SERVER = [SDK2_PYTHON, E2E_DIR / "sdk2_server.py"]
 
 
 README_HOST = REPO_ROOT / "target" / "demo" / "readme_host"
