@@ -26,7 +26,8 @@ warnings.simplefilter("ignore", MCPDeprecationWarning)
 
 
 def dump(model):
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    """The model as JSON would have it; None stays None."""
+    return model and model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 async def outcome(awaitable):
@@ -44,10 +45,10 @@ async def main(mode, echo_text, command, args):
         async with Client(server, mode=mode) as client:
             session = client.session
             out["protocolVersion"] = client.protocol_version
-            out["serverInfo"] = dump(client.server_info) if client.server_info else None
+            out["serverInfo"] = dump(client.server_info)
             out["capabilities"] = dump(client.server_capabilities)
-            out["discover"] = dump(session.discover_result) if session.discover_result else None
-            out["initialize"] = dump(session.initialize_result) if session.initialize_result else None
+            out["discover"] = dump(session.discover_result)
+            out["initialize"] = dump(session.initialize_result)
 
             out["tools"] = dump(await client.list_tools())["tools"]
             out["echo"] = dump(await client.call_tool("echo", {"text": echo_text}))
