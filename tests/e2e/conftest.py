@@ -29,6 +29,10 @@ FILESYSTEM_SERVER_JS = str(
     NODE_MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 )
 FASTMCP_SERVER = [PYTHON, str(E2E_DIR / "fastmcp_server.py")]
+# The Python MCP SDK 2.x lives in a venv of its own (run.sh installs
+# requirements-sdk2.txt there): its scripts run as subprocesses with its python.
+SDK2_PYTHON = E2E_DIR / ".deps" / "venv-sdk2" / "bin" / "python"
+SDK2_SERVER = [SDK2_PYTHON, E2E_DIR / "sdk2_server.py"]
 
 
 README_HOST = REPO_ROOT / "target" / "demo" / "readme_host"
@@ -56,7 +60,7 @@ def readme_host():
 
 @pytest.fixture(scope="session", autouse=True)
 def _prerequisites():
-    missing = [p for p in (HOST, SERVER, NODE_MODULES) if not p.exists()]
+    missing = [p for p in (HOST, SERVER, NODE_MODULES, SDK2_PYTHON) if not p.exists()]
     if missing:
         pytest.exit(
             "missing " + ", ".join(map(str, missing)) + ": run tests/e2e/run.sh", returncode=2

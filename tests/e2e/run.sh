@@ -4,18 +4,24 @@
 #   our C host (examples/mcp_host.c) driving
 #     - @modelcontextprotocol/server-everything   (TypeScript SDK server)
 #     - @modelcontextprotocol/server-filesystem   (a 5 MB file in one line)
-#     - a FastMCP server (Python SDK), tests/e2e/fastmcp_server.py
+#     - a FastMCP server (Python SDK 1.x), tests/e2e/fastmcp_server.py
+#     - an MCPServer server (Python SDK 2.x), tests/e2e/sdk2_server.py
 #   our C server (examples/mcp_server.c) driven by
-#     - the Python SDK client (mcp.client.stdio + ClientSession)
+#     - the Python SDK 1.x client (mcp.client.stdio + ClientSession)
+#     - the Python SDK 2.x client (mcp.Client), tests/e2e/sdk2_client.py
 #     - the TypeScript SDK client (Client + StdioClientTransport), ts_client.mjs
 #     - the MCP Inspector's CLI mode
 #
 # Installs what it needs, exactly pinned, into tests/e2e/.deps/ (ignored by
-# git) the first time and whenever package-lock.json, requirements.txt or the
-# node/python versions change: `npm ci` from package.json + package-lock.json
-# into .deps/npm, a venv from requirements.txt into .deps/venv. Then builds
-# the demo binaries (scripts/demo.sh, which also runs the demo) and runs
-# pytest on tests/e2e/test_*.py. Extra arguments go to pytest (e.g. -k fastmcp).
+# git) the first time and whenever package-lock.json, a requirements file or
+# the node/python versions change: `npm ci` from package.json +
+# package-lock.json into .deps/npm; two venvs, because one venv cannot hold
+# both SDK majors: .deps/venv from requirements.txt (mcp 1.x and pytest: the
+# tests run in it) and .deps/venv-sdk2 from requirements-sdk2.txt (mcp 2.x:
+# the tests run its python on sdk2_server.py and sdk2_client.py as
+# subprocesses). Then builds the demo binaries (scripts/demo.sh, which also
+# runs the demo) and runs pytest on tests/e2e/test_*.py. Extra arguments go
+# to pytest (e.g. -k fastmcp).
 #
 # Needs: node + npm, python3 (with venv), cargo, gcc; the npm registry and PyPI
 # for the first install. Works from any current directory.
@@ -26,6 +32,7 @@ repo_root="$(cd -- "$e2e_dir/../.." && pwd)"
 deps="$e2e_dir/.deps"
 npm_dir="$deps/npm"
 venv="$deps/venv"
+venv_sdk2="$deps/venv-sdk2"
 mkdir -p "$deps"
 # Keep all of it out of git even before .gitignore knows about it.
 [[ -f "$deps/.gitignore" ]] || echo '*' >"$deps/.gitignore"
@@ -50,17 +57,24 @@ else
     echo "$want_npm" >"$npm_dir/.installed"
 fi
 
-want_venv="$(fingerprint "$(python3 --version 2>&1)" requirements.txt)"
-if [[ -f "$venv/.installed" && "$(cat "$venv/.installed")" == "$want_venv" ]]; then
-    echo "== python venv: up to date in tests/e2e/.deps/venv"
-else
-    echo "== python venv into tests/e2e/.deps/venv"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --no-input --require-virtualenv -r "$e2e_dir/requirements.txt"
-    echo "$want_venv" >"$venv/.installed"
-fi
+# install_venv DIR REQUIREMENTS: a venv in DIR with exactly REQUIREMENTS
+# (a file in tests/e2e), reused while its fingerprint matches.
+install_venv() {
+    local dir="$1" requirements="$2" want
+    want="$(fingerprint "$(python3 --version 2>&1)" "$requirements")"
+    if [[ -f "$dir/.installed" && "$(cat "$dir/.installed")" == "$want" ]]; then
+        echo "== python venv: up to date in tests/e2e/.deps/${dir##*/} ($requirements)"
+    else
+        echo "== python venv into tests/e2e/.deps/${dir##*/} ($requirements)"
+        rm -rf "$dir"
+        python3 -m venv "$dir"
+        "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+            --no-input --require-virtualenv -r "$e2e_dir/$requirements"
+        echo "$want" >"$dir/.installed"
+    fi
+}
+install_venv "$venv" requirements.txt
+install_venv "$venv_sdk2" requirements-sdk2.txt
 
 # Builds the library and target/demo/{mcp_host,mcp_server}, and runs the demo.
 echo "== scripts/demo.sh (builds target/demo/mcp_host and target/demo/mcp_server)"

@@ -1,5 +1,6 @@
 """Our C server (examples/mcp_server.c) on the wire, line by line: MCP
-2026-07-28 requests (no SDK client we pin speaks it yet), the errors an SDK
+2026-07-28 requests (of the SDK clients we pin only the Python SDK 2.x speaks
+it, test_server_vs_python_sdk2.py, and only what it needs), the errors an SDK
 client never provokes, and what each protocol version changes."""
 
 import json
