@@ -65,6 +65,11 @@
 #include "demo_buf.h"  /* Buf: the replies we build */
 
 #define SERVER_NAME "mcp-stdio-demo-server"
+/* Who we are, in every place that names the server (the same object
+ * everywhere, so a client sees one server whatever field it reads). */
+#define SERVER_INFO_JSON                                                                       \
+    "{\"name\":\"" SERVER_NAME "\",\"title\":\"mcp-stdio demo server\","                         \
+    "\"version\":\"" MCP_STDIO_VERSION "\"}"
 #define MODERN_VERSION "2026-07-28"
 #define DEFAULT_LEGACY_VERSION "2025-11-25"
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
@@ -171,8 +176,8 @@ static void result_open(Buf *r, Era era)
 {
     buf_puts(r, "{");
     if (era.modern)
-        buf_puts(r, "\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":"
-                   "{\"name\":\"" SERVER_NAME "\",\"version\":\"" MCP_STDIO_VERSION "\"}},");
+        buf_puts(r, "\"resultType\":\"complete\","
+                   "\"_meta\":{\"io.modelcontextprotocol/serverInfo\":" SERVER_INFO_JSON "},");
 }
 
 /*
@@ -241,8 +246,7 @@ static void do_discover(Server *srv, McpSlice id, Era era)
      * serverInfo member: both are there. The tool list never changes. */
     buf_puts(&r, "\"supportedVersions\":" SUPPORTED_JSON ","
                 "\"capabilities\":{\"tools\":{\"listChanged\":false}},"
-                "\"serverInfo\":{\"name\":\"" SERVER_NAME "\",\"title\":\"mcp-stdio demo server\","
-                "\"version\":\"" MCP_STDIO_VERSION "\"},"
+                "\"serverInfo\":" SERVER_INFO_JSON ","
                 "\"ttlMs\":3600000,\"cacheScope\":\"public\"}");
     send_result(srv, id, &r);
     buf_free(&r);
@@ -274,8 +278,7 @@ static void do_initialize(Server *srv, McpSlice id, JSpan params)
     buf_puts(&r, "{\"protocolVersion\":");
     buf_json_string(&r, answer);
     buf_puts(&r, ",\"capabilities\":{\"tools\":{\"listChanged\":false}},"
-                "\"serverInfo\":{\"name\":\"" SERVER_NAME "\","
-                "\"title\":\"mcp-stdio demo server\",\"version\":\"" MCP_STDIO_VERSION "\"}}");
+                "\"serverInfo\":" SERVER_INFO_JSON "}");
     send_result(srv, id, &r);
     buf_free(&r);
 }

@@ -21,7 +21,8 @@ from conftest import E2E_DIR, PYTHON, SDK2_PYTHON, SERVER
 
 TEXT = 'grüße, мир, 世界 ✓ 🎉 "quoted" \\ backslash\nsecond line\ttab\u2028sep'
 MODERN = "2026-07-28"
-SERVER_INFO = {"name": "mcp-stdio-demo-server", "version": "0.1.0"}
+SERVER_INFO = {"name": "mcp-stdio-demo-server", "title": "mcp-stdio demo server",
+               "version": "0.1.0"}
 # What the client asks after connecting, in order (sdk2_client.py).
 SESSION = ["tools/list", "tools/call", "tools/call", "tools/call", "tools/call",
            "resources/list", "ping"]
@@ -66,7 +67,7 @@ def test_python_sdk2_client(mode, tmp_path):
         assert received[0]["params"]["protocolVersion"] == "2025-11-25"
         assert out["protocolVersion"] == "2025-11-25"  # we speak what it asked
         assert out["discover"] is None
-        assert out["serverInfo"] == {**SERVER_INFO, "title": "mcp-stdio demo server"}
+        assert out["serverInfo"] == SERVER_INFO
         assert all("_meta" not in m.get("params", {}) for m in received)
         assert out["ping"] == {"result": {}}
         assert "mcp_server: client initialized" in server_stderr

@@ -13,7 +13,8 @@ MODERN = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "1"},
 }
-SERVER_INFO = {"name": "mcp-stdio-demo-server", "version": "0.1.0"}
+SERVER_INFO = {"name": "mcp-stdio-demo-server", "title": "mcp-stdio demo server",
+               "version": "0.1.0"}
 
 
 def exchange(*lines):
