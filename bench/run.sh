@@ -28,6 +28,8 @@
 set -euo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 root="$PWD"
+# fingerprint, npm_fresh/npm_install, venv_fresh/venv_install (shared with bench/roundtrip/run.sh).
+source bench/roundtrip/install.sh
 
 size_mb="${BENCH_SIZE_MB:-64}"
 runs="${BENCH_RUNS:-3}"
@@ -83,13 +85,6 @@ apt_need() {
     }
 }
 
-# fingerprint DIR FILE...: what an install depends on (the pin files and a runtime version).
-fingerprint() {
-    local runtime="$1"
-    shift
-    { sha256sum "$@"; echo "$runtime"; } | sha256sum | cut -d' ' -f1
-}
-
 wants() { [[ " $runners " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------------------
@@ -137,19 +132,10 @@ ts_deps="$out/ts-deps"
 if wants ts-sdk; then
     step "install: @modelcontextprotocol/sdk (npm ci into target/bench/ts-deps)"
     if command -v node >/dev/null && command -v npm >/dev/null; then
-        want="$(fingerprint "node $(node --version)" bench/runners/ts/package.json bench/runners/ts/package-lock.json)"
-        if [[ -f "$ts_deps/.installed" && "$(cat "$ts_deps/.installed")" == "$want" ]]; then
+        if npm_fresh "$ts_deps" bench/runners/ts; then
             echo "up to date"
         else
-            npm_install() {
-                rm -rf "$ts_deps"
-                mkdir -p "$ts_deps"
-                cp bench/runners/ts/package.json bench/runners/ts/package-lock.json "$ts_deps/"
-                # No install scripts: none of the pinned packages needs one.
-                (cd "$ts_deps" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
-                echo "$want" >"$ts_deps/.installed"
-            }
-            timed "npm ci (@modelcontextprotocol/sdk)" npm_install
+            timed "npm ci (@modelcontextprotocol/sdk)" npm_install "$ts_deps" bench/runners/ts
         fi
     else
         unavailable[ts-sdk]="node/npm not found"
@@ -159,23 +145,13 @@ fi
 venv="$out/venv"
 report_python=python3
 step "install: matplotlib for the chart (pip into target/bench/venv)"
-want="$(fingerprint "$(python3 --version 2>&1)" bench/requirements.txt)"
-if [[ -f "$venv/.installed" && "$(cat "$venv/.installed")" == "$want" ]]; then
+if venv_fresh "$venv" bench/requirements.txt; then
     echo "up to date"
     report_python="$venv/bin/python"
+elif timed "pip install matplotlib (venv)" venv_install "$venv" bench/requirements.txt; then
+    report_python="$venv/bin/python"
 else
-    pip_install() { # (called in an `if`, where set -e is off: hence the &&)
-        rm -rf "$venv" &&
-            python3 -m venv "$venv" &&
-            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-                --require-virtualenv --only-binary=:all: -r bench/requirements.txt &&
-            echo "$want" >"$venv/.installed"
-    }
-    if timed "pip install matplotlib (venv)" pip_install; then
-        report_python="$venv/bin/python"
-    else
-        echo "!! could not install matplotlib: the report will have no PNG chart"
-    fi
+    echo "!! could not install matplotlib: the report will have no PNG chart"
 fi
 
 if [[ "$do_callgrind" != 0 ]] && ! command -v valgrind >/dev/null; then
