@@ -25,10 +25,15 @@
 #                   socketpair, against the bare reader; "" skips it) ["small mixed"]
 #   BENCH_TRANSPORT_RUNS rounds of the transport benchmark per process, the median
 #                   reported [3 x BENCH_RUNS]
+#   BENCH_ROUNDTRIP 0 to skip the round-trip benchmark (bench/roundtrip/run.sh: tools/call
+#                   round trips against examples/mcp_server.c, ours against the MCP SDKs'
+#                   clients) [1]; its own knobs (BENCH_ROUNDTRIP_N, _PY_N, _RUNS, _SPAWNS,
+#                   _CLIENTS, _LAYOUTS, _INFLIGHT) are described there. Below BENCH_SIZE_MB=64
+#                   its request counts shrink in proportion (the smoke run stays tiny)
 set -euo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 root="$PWD"
-# fingerprint, npm_fresh/npm_install, venv_fresh/venv_install (shared with bench/roundtrip/run.sh).
+# fingerprint, npm_fresh/npm_install, venv_fresh/venv_install: shared with the round trips.
 source bench/roundtrip/install.sh
 
 size_mb="${BENCH_SIZE_MB:-64}"
@@ -43,6 +48,7 @@ skip_1b="${BENCH_SKIP_1B-python:large ts-sdk:large naive-rust:large}"
 do_callgrind="${BENCH_CALLGRIND:-1}"
 transport_corpora="${BENCH_TRANSPORT_CORPORA-small mixed}"
 transport_runs="${BENCH_TRANSPORT_RUNS:-$((runs * 3))}"
+do_roundtrip="${BENCH_ROUNDTRIP:-1}"
 
 out="$root/target/bench"
 bin="$out/bin"
@@ -286,6 +292,13 @@ if [[ -n "$transport_corpora" ]]; then
                     f["bytes"] / f["median"] / 1e6, f["messages"] / f["median"], f["runs"] }'
     done
     setup_times+=("transport benchmark: $((SECONDS - t0))s")
+fi
+
+if [[ "$do_roundtrip" != 0 ]]; then
+    step "round trips: tools/call against examples/mcp_server.c over pipes, ours and the MCP SDKs' clients (bench/roundtrip/run.sh)"
+    t0=$SECONDS
+    bash bench/roundtrip/run.sh --append "$results" || failed=1
+    setup_times+=("round-trip benchmark (builds and installs included): $((SECONDS - t0))s")
 fi
 
 step "mcp_encode: compact and pretty-printed documents (${encode_mb} MiB of each)"
