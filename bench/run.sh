@@ -28,8 +28,8 @@
 #   BENCH_ROUNDTRIP 0 to skip the round-trip benchmark (bench/roundtrip/run.sh: tools/call
 #                   round trips against examples/mcp_server.c, ours against the MCP SDKs'
 #                   clients) [1]; its own knobs (BENCH_ROUNDTRIP_N, _PY_N, _RUNS, _SPAWNS,
-#                   _CLIENTS, _LAYOUTS, _INFLIGHT) are described there. Below BENCH_SIZE_MB=64
-#                   its request counts shrink in proportion (the smoke run stays tiny)
+#                   _PROCESSES, _CLIENTS, _LAYOUTS, _INFLIGHT) are described there. Below
+#                   BENCH_SIZE_MB=64 its counts shrink in proportion (the smoke run stays tiny)
 set -euo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 root="$PWD"
