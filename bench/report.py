@@ -10,6 +10,8 @@ RESULTS_TXT holds the lines the runners printed, plus lines from run.sh:
   INFO key=free text to the end of the line
 and the transport runner's lines (bench/runners/transport.c):
   TRANSPORT mode=MODE corpus=C chunk=N bytes=B messages=M errors=E seconds=BEST median=MED runs=K ...
+and the round-trip benchmark's (bench/roundtrip/run.sh; bench/roundtrip/table.py renders them):
+  ROUNDTRIP layout=L client=C mode=M requests=N inflight=K seconds=BEST median=MED runs=R ...
 
 Checks that every runner counted, per corpus file, exactly the valid messages (and invalid
 lines) the manifest says the file holds; a mismatch prints a loud error and exits 1 (after
@@ -17,7 +19,12 @@ writing the outputs). Without matplotlib it still prints and writes the Markdown
 """
 
 import json
+import os
 import sys
+
+# The round-trip benchmark's table (bench/roundtrip/table.py), shared with bench/roundtrip/run.sh.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "roundtrip"))
+import table as roundtrip_table  # noqa: E402
 
 OURS = "mcp_stdio"
 # The transport benchmark's modes (bench/runners/transport.c), in display order.
@@ -66,11 +73,14 @@ def mbps(x):
 
 
 def parse(path):
-    bench, skips, callgrind, info, transport = [], [], [], [], []
+    bench, skips, callgrind, info, transport, roundtrip = [], [], [], [], [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             tag, _, rest = line.partition(" ")
+            if tag == "ROUNDTRIP":
+                roundtrip.append(roundtrip_table.parse_line(line))
+                continue
             if tag == "INFO":
                 key, _, value = rest.partition("=")
                 info.append((key, value))
@@ -98,7 +108,7 @@ def parse(path):
                     fields["messages"] = int(fields["messages"])
                 fields["workload"] = tail
                 callgrind.append(fields)
-    return bench, skips, callgrind, info, transport
+    return bench, skips, callgrind, info, transport, roundtrip
 
 
 def md_table(header, rows, align=None):
@@ -113,7 +123,7 @@ def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
     results_path, manifest_path, out_md, out_png = sys.argv[1:]
-    bench, skips, callgrind, info, transport = parse(results_path)
+    bench, skips, callgrind, info, transport, roundtrip = parse(results_path)
     # Instruction counts of the transport benchmark (per message) apart from the others (per byte).
     transport_cg = {w["transport"]: w for w in callgrind if "transport" in w}
     callgrind = [w for w in callgrind if "transport" not in w]
@@ -334,6 +344,8 @@ def main():
                    f"messages (median time): {100 * small_overhead:+.0f}%{cg}: "
                    f"**{'met' if small_overhead <= TRANSPORT_MAX_OVERHEAD else 'not met'}** (timings on a loaded "
                    f"machine are noisy; the instruction count is not).", ""]
+
+    md += roundtrip_table.section(roundtrip)
 
     # The count check.
     problems = []

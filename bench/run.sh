@@ -25,9 +25,16 @@
 #                   socketpair, against the bare reader; "" skips it) ["small mixed"]
 #   BENCH_TRANSPORT_RUNS rounds of the transport benchmark per process, the median
 #                   reported [3 x BENCH_RUNS]
+#   BENCH_ROUNDTRIP 0 to skip the round-trip benchmark (bench/roundtrip/run.sh: tools/call
+#                   round trips against examples/mcp_server.c, ours against the MCP SDKs'
+#                   clients) [1]; its own knobs (BENCH_ROUNDTRIP_N, _PY_N, _RUNS, _SPAWNS,
+#                   _PROCESSES, _CLIENTS, _LAYOUTS, _INFLIGHT) are described there. Below
+#                   BENCH_SIZE_MB=64 its counts shrink in proportion (the smoke run stays tiny)
 set -euo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 root="$PWD"
+# fingerprint, npm_fresh/npm_install, venv_fresh/venv_install: shared with the round trips.
+source bench/roundtrip/install.sh
 
 size_mb="${BENCH_SIZE_MB:-64}"
 runs="${BENCH_RUNS:-3}"
@@ -41,6 +48,7 @@ skip_1b="${BENCH_SKIP_1B-python:large ts-sdk:large naive-rust:large}"
 do_callgrind="${BENCH_CALLGRIND:-1}"
 transport_corpora="${BENCH_TRANSPORT_CORPORA-small mixed}"
 transport_runs="${BENCH_TRANSPORT_RUNS:-$((runs * 3))}"
+do_roundtrip="${BENCH_ROUNDTRIP:-1}"
 
 out="$root/target/bench"
 bin="$out/bin"
@@ -81,13 +89,6 @@ apt_need() {
         tail -n 20 "$logs/apt-$pkg.log"
         return 1
     }
-}
-
-# fingerprint DIR FILE...: what an install depends on (the pin files and a runtime version).
-fingerprint() {
-    local runtime="$1"
-    shift
-    { sha256sum "$@"; echo "$runtime"; } | sha256sum | cut -d' ' -f1
 }
 
 wants() { [[ " $runners " == *" $1 "* ]]; }
@@ -137,19 +138,10 @@ ts_deps="$out/ts-deps"
 if wants ts-sdk; then
     step "install: @modelcontextprotocol/sdk (npm ci into target/bench/ts-deps)"
     if command -v node >/dev/null && command -v npm >/dev/null; then
-        want="$(fingerprint "node $(node --version)" bench/runners/ts/package.json bench/runners/ts/package-lock.json)"
-        if [[ -f "$ts_deps/.installed" && "$(cat "$ts_deps/.installed")" == "$want" ]]; then
+        if npm_fresh "$ts_deps" bench/runners/ts; then
             echo "up to date"
         else
-            npm_install() {
-                rm -rf "$ts_deps"
-                mkdir -p "$ts_deps"
-                cp bench/runners/ts/package.json bench/runners/ts/package-lock.json "$ts_deps/"
-                # No install scripts: none of the pinned packages needs one.
-                (cd "$ts_deps" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
-                echo "$want" >"$ts_deps/.installed"
-            }
-            timed "npm ci (@modelcontextprotocol/sdk)" npm_install
+            timed "npm ci (@modelcontextprotocol/sdk)" npm_install "$ts_deps" bench/runners/ts
         fi
     else
         unavailable[ts-sdk]="node/npm not found"
@@ -159,23 +151,13 @@ fi
 venv="$out/venv"
 report_python=python3
 step "install: matplotlib for the chart (pip into target/bench/venv)"
-want="$(fingerprint "$(python3 --version 2>&1)" bench/requirements.txt)"
-if [[ -f "$venv/.installed" && "$(cat "$venv/.installed")" == "$want" ]]; then
+if venv_fresh "$venv" bench/requirements.txt; then
     echo "up to date"
     report_python="$venv/bin/python"
+elif timed "pip install matplotlib (venv)" venv_install "$venv" bench/requirements.txt; then
+    report_python="$venv/bin/python"
 else
-    pip_install() { # (called in an `if`, where set -e is off: hence the &&)
-        rm -rf "$venv" &&
-            python3 -m venv "$venv" &&
-            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-                --require-virtualenv --only-binary=:all: -r bench/requirements.txt &&
-            echo "$want" >"$venv/.installed"
-    }
-    if timed "pip install matplotlib (venv)" pip_install; then
-        report_python="$venv/bin/python"
-    else
-        echo "!! could not install matplotlib: the report will have no PNG chart"
-    fi
+    echo "!! could not install matplotlib: the report will have no PNG chart"
 fi
 
 if [[ "$do_callgrind" != 0 ]] && ! command -v valgrind >/dev/null; then
@@ -310,6 +292,13 @@ if [[ -n "$transport_corpora" ]]; then
                     f["bytes"] / f["median"] / 1e6, f["messages"] / f["median"], f["runs"] }'
     done
     setup_times+=("transport benchmark: $((SECONDS - t0))s")
+fi
+
+if [[ "$do_roundtrip" != 0 ]]; then
+    step "round trips: tools/call against examples/mcp_server.c over pipes, ours and the MCP SDKs' clients (bench/roundtrip/run.sh)"
+    t0=$SECONDS
+    bash bench/roundtrip/run.sh --append "$results" || failed=1
+    setup_times+=("round-trip benchmark (builds and installs included): $((SECONDS - t0))s")
 fi
 
 step "mcp_encode: compact and pretty-printed documents (${encode_mb} MiB of each)"
