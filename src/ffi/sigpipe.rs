@@ -45,12 +45,16 @@ impl SigpipeGuard {
         let mut old_mask = MaybeUninit::<libc::sigset_t>::uninit();
         // SAFETY: valid sets; pthread_sigmask only changes this thread's mask.
         unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &block, old_mask.as_mut_ptr()) };
+        // SAFETY: pthread_sigmask wrote the previous mask.
+        let old_mask = unsafe { old_mask.assume_init() };
+        // SAFETY: a valid, initialised set.
+        let was_blocked = unsafe { libc::sigismember(&old_mask, libc::SIGPIPE) } == 1;
         SigpipeGuard {
-            // SAFETY: pthread_sigmask wrote the previous mask.
-            old_mask: unsafe { old_mask.assume_init() },
-            // Rare (the caller had SIGPIPE blocked and one arrived): only
-            // then is it worth asking whose it is.
-            thread_had_one: sigpipe_pending() && pending_for_this_thread(),
+            old_mask,
+            // Only a thread that had SIGPIPE blocked can have one pending
+            // (unblocked, it would have been delivered), so only then is it
+            // worth asking: the usual write costs two system calls, not three.
+            thread_had_one: was_blocked && sigpipe_pending() && pending_for_this_thread(),
         }
     }
 

@@ -387,6 +387,9 @@ pub(super) fn wait<'a>(
     inner.waiting = false;
     if let Some(io) = &mut inner.io {
         io.clear_wake();
+        if let Some(process) = io.process_mut().filter(|_| failure.is_none() && r >= 0) {
+            process.note_poll(&set[..n]);
+        }
     }
     if let Some(errno) = failure {
         set_errno(errno);

@@ -38,8 +38,27 @@ pub(super) struct Process {
     stdout_ended: bool,
     /// `receive_end` was given to the core: the end is under way.
     ended: bool,
+    /// What a poll last said of stderr and the exit; `None` at the start of
+    /// a call (the caller may have waited elsewhere): asked then with a
+    /// poll that does not wait. So a round trip reads an empty stderr and
+    /// asks for the exit status at most once, not on every turn.
+    ready: Option<Ready>,
     /// Last: dropped after the pipes are closed (kills and reaps if needed).
     child: Child,
+}
+
+/// Which of a server's descriptors have something: its stderr (bytes, or
+/// its end), its pidfd (the exit).
+#[derive(Debug, Clone, Copy)]
+struct Ready {
+    stderr: bool,
+    exit: bool,
+}
+
+/// Whether a poll entry says the descriptor has something (bytes, its end,
+/// an error: a read or waitpid will tell which).
+fn has_something(p: &libc::pollfd) -> bool {
+    p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
 }
 
 impl Process {
@@ -77,10 +96,45 @@ impl Process {
         }
     }
 
-    /// A new call begins: the stderr line lent by the last event goes.
+    /// A new call begins: the stderr line lent by the last event goes, and
+    /// what the last poll said is stale.
     pub(super) fn begin_call(&mut self) {
         if let Some(stderr) = &mut self.stderr {
             stderr.begin_call();
+        }
+        self.ready = None;
+    }
+
+    /// What the wait's poll said of the process's descriptors (`set`: the
+    /// entries it polled).
+    pub(super) fn note_poll(&mut self, set: &[libc::pollfd]) {
+        let said = |fd: Option<c_int>| {
+            fd.is_some_and(|fd| set.iter().any(|p| p.fd == fd && has_something(p)))
+        };
+        self.ready = Some(Ready {
+            stderr: said(self.stderr.as_ref().and_then(StderrLines::fd)),
+            exit: said(self.child.pidfd()),
+        });
+    }
+
+    /// Asks, without waiting, which of stderr and the pidfd have something.
+    fn probe(&self) -> Ready {
+        let stderr = self.stderr.as_ref().and_then(StderrLines::fd);
+        let mut set = [stderr, self.child.pidfd()].map(|fd| libc::pollfd {
+            fd: fd.unwrap_or(-1), // poll ignores negative descriptors
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        // SAFETY: two valid pollfd entries.
+        if unsafe { libc::poll(set.as_mut_ptr(), 2, 0) } < 0 {
+            return Ready {
+                stderr: true,
+                exit: true,
+            }; // look at both
+        }
+        Ready {
+            stderr: has_something(&set[0]),
+            exit: has_something(&set[1]),
         }
     }
 
@@ -101,14 +155,26 @@ impl Process {
             return Ok(false);
         }
         let now = Instant::now();
-        if let Some(stderr) = &mut self.stderr {
-            stderr.drain();
+        let ready = self.ready.unwrap_or_else(|| self.probe());
+        let mut more_stderr = false;
+        if let Some(stderr) = self.stderr.as_mut().filter(|_| ready.stderr) {
+            more_stderr = stderr.drain();
         }
+        // Without a pidfd nothing tells the exit: waitpid every time.
+        let exited = if ready.exit || self.child.needs_polling() {
+            self.child.reap()
+        } else {
+            self.child.exited()
+        };
+        self.ready = Some(Ready {
+            stderr: more_stderr,
+            exit: false,
+        });
         // Exited by itself, closed its stdout (no answer can come any more:
         // MCP's "the server closes its output stream and exits"), or
         // stopped reading (a refused write): the shutdown sequence runs as
         // after a close, for what is left.
-        let went_away = self.child.reap() || self.stdout_ended || core.closing();
+        let went_away = exited || self.stdout_ended || core.closing();
         if went_away && !self.child.scheduled() {
             core.close(EXIT_GRACE, now)?;
             self.child.schedule(EXIT_GRACE, now);
@@ -397,6 +463,7 @@ pub unsafe extern "C" fn mcp_transport_spawn(
             stderr: stderr.map(StderrLines::new),
             stdout_ended: false,
             ended: false,
+            ready: None,
             child: Child::new(pid),
         };
         let io = match FdIo::for_process(stdout, stdin, process) {

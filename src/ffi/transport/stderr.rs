@@ -103,16 +103,18 @@ impl StderrLines {
         }
     }
 
-    /// Reads what is there (until EAGAIN or the end, at most
+    /// Reads what is there (until EAGAIN, a short read or the end, at most
     /// `DRAIN_READS` reads: the rest waits for the next call), splitting
-    /// lines.
-    pub(super) fn drain(&mut self) {
+    /// lines. Returns whether more may be there now (the reads ran out, or
+    /// memory did), which a poll would not tell; after a short read a poll
+    /// tells whether more came.
+    pub(super) fn drain(&mut self) -> bool {
         for _ in 0..DRAIN_READS {
             if !self.open {
-                return;
+                return false;
             }
             if self.buf.try_reserve(READ).is_err() {
-                return; // read later
+                return true; // read later
             }
             match read_appending(self.fd, &mut self.buf, READ) {
                 Ok(0) => {
@@ -121,8 +123,13 @@ impl StderrLines {
                     // SAFETY: the transport owns `fd`; closed once.
                     unsafe { libc::close(self.fd) };
                 }
-                Ok(_) => self.split(false),
-                Err(e) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => return,
+                Ok(n) => {
+                    self.split(false);
+                    if n < READ {
+                        return false; // the pipe is empty, most likely
+                    }
+                }
+                Err(e) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => return false,
                 Err(_) => {
                     self.split(true);
                     self.open = false;
@@ -131,6 +138,7 @@ impl StderrLines {
                 }
             }
         }
+        self.open // the reads ran out: there may be more
     }
 
     /// Finds the complete lines (and 64 KiB pieces) after `scan`; at the end
