@@ -1644,6 +1644,19 @@ const char *mcp_stdio_version(void);
  */
 uint32_t mcp_stdio_abi_version(void);
 
+/**
+ * The SIMD kernels the library's JSON validation runs with: `"avx512"`,
+ * `"avx2"`, or the target's baseline, `"sse2"` (x86-64), `"neon"`
+ * (AArch64) or `"scalar"`. Chosen when first needed: the widest the CPU
+ * has, or at most what the environment variable `MCP_STDIO_SIMD` asks for
+ * (`portable` for the baseline, `avx2`, `avx512`). Results never depend on
+ * it, only speed does.
+ *
+ * Returns a static NUL-terminated string: never NULL, never to be freed.
+ * Thread-safe.
+ */
+const char *mcp_stdio_simd_level(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -26,9 +26,11 @@
 //! the header's build step.
 //!
 //! The safe core (`reader`, `json`, `jsonrpc`, `envelope`, `encode`,
-//! `transport`) has no `unsafe`;
-//! every `unsafe` lives in the C boundary, `ffi` (SIMD comes from the `wide`
-//! crate, which keeps its `unsafe` behind a safe API).
+//! `transport`) has no `unsafe`. Two modules have it: `simd`, the SIMD
+//! kernels chosen when the program runs ([`simd_level`]: AVX2 and AVX-512
+//! need `#[target_feature]` code and a CPU check; the portable kernels come
+//! from the `wide` crate, which keeps its `unsafe` behind a safe API), and
+//! the C boundary, `ffi`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -53,6 +55,10 @@ mod reader;
 #[forbid(unsafe_code)]
 mod transport;
 
+// The SIMD kernels, chosen at run time: the core's only `unsafe` (the
+// target features of `simd/x86.rs`).
+mod simd;
+
 // The C boundary: every `unsafe` of the crate (the `capi` feature, on by default).
 #[cfg(feature = "capi")]
 pub mod ffi;
@@ -62,4 +68,5 @@ pub use envelope::{envelope, json_string_eq, Envelope};
 pub use error::Error;
 pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
+pub use simd::{force_simd_level, simd_level, SimdLevel};
 pub use transport::{Event, InvalidKind, Transport};

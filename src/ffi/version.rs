@@ -36,3 +36,27 @@ pub extern "C" fn mcp_stdio_abi_version() -> u32 {
         MCP_STDIO_ABI_VERSION
     })
 }
+
+/// The SIMD kernels the library's JSON validation runs with: `"avx512"`,
+/// `"avx2"`, or the target's baseline, `"sse2"` (x86-64), `"neon"`
+/// (AArch64) or `"scalar"`. Chosen when first needed: the widest the CPU
+/// has, or at most what the environment variable `MCP_STDIO_SIMD` asks for
+/// (`portable` for the baseline, `avx2`, `avx512`). Results never depend on
+/// it, only speed does.
+///
+/// Returns a static NUL-terminated string: never NULL, never to be freed.
+/// Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcp_stdio_simd_level() -> *const c_char {
+    ffi_boundary!(mcp_stdio_simd_level, c"scalar".as_ptr(), {
+        fault_point();
+        let name: &CStr = match crate::simd_level().name() {
+            "avx512" => c"avx512",
+            "avx2" => c"avx2",
+            "sse2" => c"sse2",
+            "neon" => c"neon",
+            _ => c"scalar",
+        };
+        name.as_ptr()
+    })
+}

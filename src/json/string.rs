@@ -1,15 +1,17 @@
 //! JSON strings: validating one (escapes, control characters, strict UTF-8),
 //! skipping one already validated, and decoding a short one for comparison.
 
-use super::block::{string_specials, string_specials_64, string_specials_at, BLOCK, RUN};
+use super::block::{string_specials_at, BLOCK, RUN};
 use super::watch::Watch;
+use crate::simd::portable::Portable;
+use crate::simd::Kernels;
 
 /// The index of the first byte at or after `i` that a string scanner must
 /// look at (see [`string_specials`], non-ASCII bytes included), or
 /// `s.len()`. Sixteen bytes a step.
 pub(crate) fn next_special_or_non_ascii(s: &[u8], mut i: usize) -> usize {
     while i < s.len() {
-        let (mask, covered) = string_specials_at::<true>(s, i, false);
+        let (mask, covered) = string_specials_at::<true, _>(Portable, s, i, false);
         if mask != 0 {
             return i + mask.trailing_zeros() as usize;
         }
@@ -28,7 +30,8 @@ pub(crate) fn next_special_or_non_ascii(s: &[u8], mut i: usize) -> usize {
 /// dense with escapes or non-ASCII characters costs a few instructions per
 /// escape, not a new search.
 #[inline(always)]
-pub(crate) fn scan_string<const UTF8: bool, W: Watch>(
+pub(crate) fn scan_string<const UTF8: bool, W: Watch, K: Kernels>(
+    k: K,
     s: &[u8],
     i: usize,
     watch: &mut W,
@@ -40,12 +43,12 @@ pub(crate) fn scan_string<const UTF8: bool, W: Watch>(
     loop {
         let (mask, covered, width) = match s.get(j..j + RUN) {
             Some(run) if wide => (
-                string_specials_64::<UTF8>(run, W::LINE_SEPARATORS),
+                k.string_specials_64::<UTF8>(run.try_into().unwrap(), W::LINE_SEPARATORS),
                 RUN,
                 RUN,
             ),
             _ => {
-                let (mask, covered) = string_specials_at::<UTF8>(s, j, W::LINE_SEPARATORS);
+                let (mask, covered) = string_specials_at::<UTF8, K>(k, s, j, W::LINE_SEPARATORS);
                 (u64::from(mask), covered, BLOCK)
             }
         };
@@ -188,7 +191,7 @@ fn utf8_end(s: &[u8], i: usize) -> Option<usize> {
 /// cannot fail on a valid text).
 #[inline]
 pub(crate) fn skip_string(s: &[u8], i: usize) -> usize {
-    scan_string::<false, ()>(s, i, &mut ()).unwrap_or(s.len())
+    scan_string::<false, (), _>(Portable, s, i, &mut ()).unwrap_or(s.len())
 }
 
 /// A decoded string of at most 8 bytes (enough for every JSON-RPC member name).
@@ -217,7 +220,9 @@ pub(crate) fn unescape_short(s: &[u8], i: usize) -> (Option<Short>, usize) {
     // The common case, a name without escapes: found with one SIMD compare.
     if let Some(block) = s.get(i + 1..i + 1 + BLOCK) {
         let block: &[u8; BLOCK] = block.try_into().unwrap();
-        let k = string_specials::<false>(block, false).trailing_zeros() as usize;
+        let k = Portable
+            .string_specials_16::<false>(block, false)
+            .trailing_zeros() as usize;
         if k < BLOCK && block[k] == b'"' {
             if k > out.bytes.len() {
                 return (None, i + k + 2); // longer than any JSON-RPC name

@@ -3,6 +3,7 @@
 //! `"tools/call"` without decoding the method into a buffer.
 
 use super::string::{hex4, scan_string, simple_escape};
+use crate::simd::portable::Portable;
 
 /// True when `token` is exactly one valid JSON string token (its quotes
 /// included, nothing before or after) whose value, escapes resolved, is the
@@ -11,7 +12,7 @@ use super::string::{hex4, scan_string, simple_escape};
 /// escape is valid JSON but no Unicode character: it equals no text.
 pub(crate) fn string_token_eq(token: &[u8], text: &[u8]) -> bool {
     if token.first() != Some(&b'"')
-        || scan_string::<true, ()>(token, 0, &mut ()) != Some(token.len())
+        || scan_string::<true, (), _>(Portable, token, 0, &mut ()) != Some(token.len())
     {
         return false;
     }

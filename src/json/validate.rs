@@ -5,6 +5,7 @@ use super::nesting::Nesting;
 use super::string::scan_string;
 use super::watch::Watch;
 use crate::error::Error;
+use crate::simd::{dispatch, Kernels, WithKernels};
 
 /// From this length on, UTF-8 is checked for the whole text at once, with
 /// SIMD (simdutf8); shorter texts check it inside strings, as they are
@@ -22,22 +23,44 @@ pub(crate) fn is_json_text(text: &[u8]) -> Result<bool, Error> {
 }
 
 /// [`is_json_text`], telling `watch` what it asks for. What it was told
-/// is meaningless when the text turns out invalid.
+/// is meaningless when the text turns out invalid. Runs with the kernels of
+/// the SIMD level in use.
 pub(crate) fn validate<W: Watch>(text: &[u8], watch: &mut W) -> Result<bool, Error> {
-    // Outside strings only ASCII is valid JSON, so strings are the only
-    // place UTF-8 needs checking: either while scanning them, or up front.
-    if text.len() < UTF8_UPFRONT {
-        whole_text::<true, W>(text, watch)
-    } else if simdutf8::basic::from_utf8(text).is_ok() {
-        whole_text::<false, W>(text, watch)
-    } else {
-        Ok(false)
+    dispatch(Validate { text, watch })
+}
+
+/// [`validate`]'s arguments, to run at a SIMD level.
+struct Validate<'t, 'w, W> {
+    text: &'t [u8],
+    watch: &'w mut W,
+}
+
+impl<W: Watch> WithKernels for Validate<'_, '_, W> {
+    type Output = Result<bool, Error>;
+
+    #[inline(always)]
+    fn run<K: Kernels>(self, k: K) -> Self::Output {
+        let Validate { text, watch } = self;
+        // Outside strings only ASCII is valid JSON, so strings are the only
+        // place UTF-8 needs checking: either while scanning them, or up front.
+        if text.len() < UTF8_UPFRONT {
+            whole_text::<true, W, K>(k, text, watch)
+        } else if simdutf8::basic::from_utf8(text).is_ok() {
+            whole_text::<false, W, K>(k, text, watch)
+        } else {
+            Ok(false)
+        }
     }
 }
 
 /// `UTF8`: strings check their UTF-8 as they are scanned.
-fn whole_text<const UTF8: bool, W: Watch>(text: &[u8], watch: &mut W) -> Result<bool, Error> {
-    let mut v = Cursor::new(text);
+#[inline(always)]
+fn whole_text<const UTF8: bool, W: Watch, K: Kernels>(
+    k: K,
+    text: &[u8],
+    watch: &mut W,
+) -> Result<bool, Error> {
+    let mut v = Cursor::new(text, k);
     let mut open = Nesting::new();
     v.skip_whitespace();
     if !v.value::<UTF8, W>(watch, &mut open) {
@@ -52,7 +75,7 @@ fn whole_text<const UTF8: bool, W: Watch>(text: &[u8], watch: &mut W) -> Result<
 }
 
 /// The validator's steps.
-impl Cursor<'_> {
+impl<K: Kernels> Cursor<'_, K> {
     /// Skips whitespace between tokens, reporting it. Inline only the check:
     /// most texts have no whitespace at all.
     #[inline(always)]
@@ -71,6 +94,7 @@ impl Cursor<'_> {
 
     /// One value at the cursor (whitespace already skipped), containers
     /// included, with `open` (empty) as the stack of open containers.
+    #[inline(always)]
     fn value<const UTF8: bool, W: Watch>(&mut self, watch: &mut W, open: &mut Nesting) -> bool {
         loop {
             // A value starts here. Containers that are not empty push a level
@@ -103,7 +127,7 @@ impl Cursor<'_> {
                         continue;
                     }
                 }
-                b'"' => match scan_string::<UTF8, W>(self.s, self.i, watch) {
+                b'"' => match scan_string::<UTF8, W, K>(self.k, self.s, self.i, watch) {
                     Some(end) => self.i = end,
                     None => return false,
                 },
@@ -176,7 +200,7 @@ impl Cursor<'_> {
         if W::STRUCTURE {
             watch.member_name(depth, self.i);
         }
-        match scan_string::<UTF8, W>(self.s, self.i, watch) {
+        match scan_string::<UTF8, W, K>(self.k, self.s, self.i, watch) {
             Some(end) => self.i = end,
             None => return false,
         }

@@ -123,10 +123,32 @@ static void test_abi_version(void)
     }
 }
 
+/* The SIMD level: one of the names, and what MCP_STDIO_SIMD asks for when
+ * it asks for the portable kernels (always there). */
+static void test_simd_level(void)
+{
+    static const char *const names[] = {"avx512", "avx2", "sse2", "neon", "scalar"};
+    const char *level = mcp_stdio_simd_level();
+    const char *asked = getenv("MCP_STDIO_SIMD");
+    int known = 0;
+    size_t i;
+    for (i = 0; level != NULL && i < sizeof names / sizeof names[0]; i++) {
+        known |= strcmp(level, names[i]) == 0;
+    }
+    if (!CHECK(known)) {
+        printf("    mcp_stdio_simd_level() = \"%s\"\n", level != NULL ? level : "(NULL)");
+    }
+    CHECK(mcp_stdio_simd_level() == level); /* the same static string */
+    if (asked != NULL && strcmp(asked, "portable") == 0) {
+        CHECK(level != NULL && strcmp(level, "avx2") != 0 && strcmp(level, "avx512") != 0);
+    }
+}
+
 int main(void)
 {
     test_status_strings();
     test_version();
     test_abi_version();
+    test_simd_level();
     return check_summary();
 }

@@ -437,6 +437,18 @@ static void armed_version(const char *name)
     }
 }
 
+static void armed_simd_level(const char *name)
+{
+    const char *v;
+    arm(name);
+    v = mcp_stdio_simd_level();
+    disarm(name);
+    if (!CHECK(v != NULL && strcmp(v, "scalar") == 0)) {
+        printf("    %s, armed, returned \"%s\", want its panic value \"scalar\"\n", name,
+               v != NULL ? v : "(NULL)");
+    }
+}
+
 static void armed_abi_version(const char *name)
 {
     uint32_t v;
@@ -862,6 +874,7 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_status_str", armed_status_str},
     {"mcp_stdio_version", armed_version},
     {"mcp_stdio_abi_version", armed_abi_version},
+    {"mcp_stdio_simd_level", armed_simd_level},
     {"mcp_transport_new", armed_transport_new},
     {"mcp_transport_set_max_line_len", armed_transport_call},
     {"mcp_transport_set_max_queued", armed_transport_call},
