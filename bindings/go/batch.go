@@ -109,9 +109,15 @@ type batch struct {
 	msgs  []Message
 	n     int
 	next  int
-	arena []byte // len == cap; arena[:used] is handed out, never written again
+	arena []byte // len == cap; arena[:used] is handed out, never written again (unless reuse)
 	used  int
 	err   error // an error that came after msgs[:n], for once they are taken
+
+	// reuse: the items handed out before a take may be overwritten by it
+	// (Decoder.ReuseData): the arena is filled from its start again, and
+	// an item that does not fit goes to spare, reused too.
+	reuse bool
+	spare []byte
 }
 
 // take feeds p (when not empty), marks the end of the stream (when
@@ -122,6 +128,9 @@ type batch struct {
 // error after some items is kept for after them (batch.err). r is open.
 func (r *LineReader) take(p []byte, finish bool, max int) (more bool, err error) {
 	b := &r.b
+	if b.reuse {
+		b.used = 0
+	}
 	if len(b.items) < max {
 		b.items = make([]C.mcpgo_item, max)
 		b.msgs = make([]Message, max)
@@ -176,6 +185,15 @@ func (r *LineReader) take(p []byte, finish bool, max int) (more bool, err error)
 // new arena, or into a slice of their own when longer than bigItem.
 func (b *batch) copyBorrowed(p *C.uint8_t, n int) []byte {
 	src := unsafe.Slice((*byte)(unsafe.Pointer(p)), n)
+	if b.reuse && (b.arena != nil || n > bigItem) {
+		if cap(b.spare) < n {
+			b.spare = append(b.spare[:0], src...)
+		} else {
+			b.spare = b.spare[:n]
+			copy(b.spare, src)
+		}
+		return b.spare[:n:n]
+	}
 	if n > bigItem {
 		// append, unlike make and copy, does not clear the memory it
 		// is about to overwrite: one pass over the bytes, not two.

@@ -254,3 +254,43 @@ func TestBatchLineReader(t *testing.T) {
 	}
 	checkItems(t, "Write + Next", append(got, ms...), want)
 }
+
+// With ReuseData, each item is right when Decode returns it (its Data is
+// only valid until the next call); items returned before ReuseData stay
+// valid for good.
+func TestDecoderReuseData(t *testing.T) {
+	s, want := batchStream(3)
+	for _, chunk := range batchChunks {
+		d := mcpstdio.NewDecoder(&chunkReader{s, chunk}, mcpstdio.JSONRPC(), mcpstdio.MaxLineLen(batchLimit))
+		var kept []mcpstdio.Message
+		for i := 0; i < 10; i++ { // owned: kept as they are
+			m, err := d.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, m)
+		}
+		d.ReuseData()
+		d.ReuseData() // idempotent
+		var got []mcpstdio.Message
+		for i := len(kept); ; i++ {
+			if i%3 == 0 && !d.More() { // More, then Decode, keeps the item
+				break
+			}
+			m, err := d.Decode()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("chunks of %d: Decode: %v", chunk, err)
+			}
+			checkItems(t, fmt.Sprint("ReuseData, chunks of ", chunk, ", item ", i), []mcpstdio.Message{m}, want[i:i+1])
+			if m.Data != nil {
+				m.Data = append(make([]byte, 0, len(m.Data)), m.Data...)
+			}
+			got = append(got, m)
+		}
+		checkItems(t, fmt.Sprint("ReuseData, chunks of ", chunk), append(kept, got...), want)
+		d.Close()
+	}
+}

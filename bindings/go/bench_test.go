@@ -426,6 +426,30 @@ func benchCorpus(b *testing.B, kind string, count func(testing.TB, []byte) int) 
 	}
 }
 
+// decodeReuseCount is decodeCount with Decoder.ReuseData.
+func decodeReuseCount(tb testing.TB, data []byte) int {
+	d := mcpstdio.NewDecoder(bytes.NewReader(data), mcpstdio.JSONRPC())
+	d.ReuseData()
+	n := 0
+	for {
+		m, err := d.Decode()
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if m.Kind == mcpstdio.KindMessage && m.RPCKind != mcpstdio.RPCNone {
+			n++
+		}
+	}
+}
+
+func BenchmarkDecoderReuseSmall(b *testing.B)  { benchCorpus(b, "small", decodeReuseCount) }
+func BenchmarkDecoderReuseMixed(b *testing.B)  { benchCorpus(b, "mixed", decodeReuseCount) }
+func BenchmarkDecoderReuseLarge(b *testing.B)  { benchCorpus(b, "large", decodeReuseCount) }
+func BenchmarkDecoderReuseEscape(b *testing.B) { benchCorpus(b, "escape", decodeReuseCount) }
+
 func BenchmarkDecoderSmall(b *testing.B)  { benchCorpus(b, "small", decodeCount) }
 func BenchmarkDecoderMixed(b *testing.B)  { benchCorpus(b, "mixed", decodeCount) }
 func BenchmarkDecoderLarge(b *testing.B)  { benchCorpus(b, "large", decodeCount) }
