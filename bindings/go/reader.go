@@ -116,6 +116,9 @@ type Message struct {
 	RPCKind RPCKind // RPCNone unless the JSONRPC option is on and Kind is KindMessage
 	// Data is the line, trimmed of surrounding space, tab and CR: a copy
 	// owned by Go, valid for as long as you keep it. Nil for KindTooLong.
+	// The Data of items taken together may share one backing array (16
+	// KiB), each with its capacity at its length, so an append to one
+	// never writes into another.
 	Data []byte
 	// Len is len(Data), except for KindTooLong: the bytes of the line
 	// received when the reader gave up.
@@ -174,6 +177,7 @@ func JSONRPC() Option {
 // overlap (like a bufio.Reader). Different readers are independent.
 type LineReader struct {
 	h *C.McpLineReader // nil after Close
+	b batch            // items taken from h, not handed out yet (batch.go)
 }
 
 // finalized counts the readers freed by their finalizer (a test hook).
@@ -211,6 +215,7 @@ func (r *LineReader) finalize() {
 	if r.h != nil {
 		C.mcp_line_reader_free(r.h)
 		r.h = nil
+		r.b = batch{}
 		finalized.Add(1)
 	}
 }
@@ -224,6 +229,7 @@ func (r *LineReader) Close() error {
 	}
 	C.mcp_line_reader_free(r.h)
 	r.h = nil
+	r.b = batch{}
 	runtime.SetFinalizer(r, nil)
 	return nil
 }
@@ -232,10 +238,10 @@ func (r *LineReader) Close() error {
 // complete, in stream order (items not taken before included). p is copied: it may be reused after the call.
 // Any chunking of a stream gives the same items.
 func (r *LineReader) Feed(p []byte) ([]Message, error) {
-	if err := r.feed(p); err != nil {
-		return nil, err
+	if r == nil || r.h == nil {
+		return nil, ErrClosed
 	}
-	return r.drain()
+	return r.drain(nil, p, false)
 }
 
 // Write appends p, a chunk of the stream, without taking items: take them
@@ -255,7 +261,18 @@ func (r *LineReader) Next() (m Message, ok bool, err error) {
 	if r == nil || r.h == nil {
 		return Message{}, false, ErrClosed
 	}
-	return r.next()
+	if m, ok := r.pop(); ok {
+		return m, true, nil
+	}
+	if err := r.takeErr(); err != nil {
+		return Message{}, false, err
+	}
+	// One item: items left in the C reader count in BufferedLen.
+	if _, err := r.take(nil, false, 1); err != nil {
+		return Message{}, false, err
+	}
+	m, ok = r.pop()
+	return m, ok, nil
 }
 
 // Finish marks the end of the stream and returns the remaining items: a
@@ -265,10 +282,7 @@ func (r *LineReader) Finish() ([]Message, error) {
 	if r == nil || r.h == nil {
 		return nil, ErrClosed
 	}
-	if err := r.finish(); err != nil {
-		return nil, err
-	}
-	return r.drain()
+	return r.drain(nil, nil, true)
 }
 
 // BufferedLen returns how many bytes the reader holds that no item has
@@ -296,52 +310,6 @@ func (r *LineReader) feed(p []byte) error {
 		return statusError(st)
 	}
 	return nil
-}
-
-// finish marks the end of the stream without taking items; r is open.
-func (r *LineReader) finish() error {
-	st := C.mcp_line_reader_finish(r.h)
-	runtime.KeepAlive(r)
-	if st != C.MCP_STATUS_OK {
-		return statusError(st)
-	}
-	return nil
-}
-
-// next takes one item; r is open.
-func (r *LineReader) next() (Message, bool, error) {
-	var cm C.McpMessage
-	st := C.mcp_line_reader_next_message(r.h, &cm)
-	switch st {
-	case C.MCP_STATUS_OK:
-	case C.MCP_STATUS_NO_MESSAGE:
-		runtime.KeepAlive(r)
-		return Message{}, false, nil
-	default:
-		runtime.KeepAlive(r)
-		return Message{}, false, statusError(st)
-	}
-	m := Message{Kind: Kind(cm.kind), RPCKind: RPCKind(cm.rpc_kind), Len: int(cm.len)}
-	if cm.data != nil {
-		// cm.data borrows the reader's buffer: copy it while r is alive (a
-		// finalizer run during the copy would free it).
-		m.Data = make([]byte, int(cm.len))
-		copy(m.Data, unsafe.Slice((*byte)(unsafe.Pointer(cm.data)), int(cm.len)))
-	}
-	runtime.KeepAlive(r)
-	return m, true, nil
-}
-
-// drain takes every complete item; r is open.
-func (r *LineReader) drain() ([]Message, error) {
-	var out []Message
-	for {
-		m, ok, err := r.next()
-		if err != nil || !ok {
-			return out, err
-		}
-		out = append(out, m)
-	}
 }
 
 // bytesPtr returns a C pointer to p's first byte, or nil when p is empty

@@ -38,6 +38,8 @@ fi
 
 step "go vet ./..."
 go vet ./...
+# The C reader's own loop, beside the Decoder's benchmarks (cbench.go).
+go vet -tags mcpstdio_cbench ./...
 
 # Each set of build tags links the library one way: exactly one link_*.go.
 step "build tags select one link file each"
@@ -60,6 +62,11 @@ go test -race -count=1 -v ./...
 
 step "go test -short with GODEBUG=cgocheck=2 (every cgo pointer rule checked)"
 GODEBUG=cgocheck=2 go test -short -count=1 ./...
+
+# Each benchmark checks the count of messages it read: run each once, on
+# 2 MiB corpora, so they stay correct (bench_test.go).
+step "benchmarks, one iteration each (-tags mcpstdio_cbench, 2 MiB corpora)"
+MCPSTDIO_BENCH_MB=2 go test -tags mcpstdio_cbench -count=1 -run '^$' -bench . -benchtime 1x ./...
 
 # The mcpstdio_pkgconfig build tag, against the shared library of this
 # build through a throwaway mcp_stdio.pc under target/ (an installed library
