@@ -170,8 +170,8 @@ timed "corpus generation" python3 bench/corpus.py --out "$corpus_dir" --size-mb 
     --slice-mb "$slice_mb" --encode-mb "$encode_mb"
 
 # ---------------------------------------------------------------------------
-sdk_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/@modelcontextprotocol/sdk/package.json" 2>/dev/null | head -n 1)"
-zod_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/zod/package.json" 2>/dev/null | head -n 1)"
+sdk_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/@modelcontextprotocol/sdk/package.json" 2>/dev/null | head -n 1 || true)"
+zod_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/zod/package.json" 2>/dev/null | head -n 1 || true)"
 serde_json_version="$(grep -A1 '^name = "serde_json"' bench/runners/naive-rust/Cargo.lock | sed -n 's/version = "\(.*\)"/\1/p')"
 {
     echo "INFO date=$(date -u '+%Y-%m-%d %H:%M UTC')"
