@@ -1647,10 +1647,11 @@ uint32_t mcp_stdio_abi_version(void);
 /**
  * The SIMD kernels the library's JSON validation runs with: `"avx512"`,
  * `"avx2"`, or the target's baseline, `"sse2"` (x86-64), `"neon"`
- * (AArch64) or `"scalar"`. Chosen when first needed: the widest the CPU
- * has, or at most what the environment variable `MCP_STDIO_SIMD` asks for
- * (`portable` for the baseline, `avx2`, `avx512`). Results never depend on
- * it, only speed does.
+ * (AArch64) or `"scalar"`. Chosen when first needed: `"avx2"` where the
+ * CPU has it, or what the environment variable `MCP_STDIO_SIMD` asks for
+ * (`portable` for the baseline, `avx2`, `avx512`: AVX-512 only when asked,
+ * as it measured slower than AVX2 on AMD Zen 4), never above what the CPU
+ * has. Results never depend on it, only speed does.
  *
  * Returns a static NUL-terminated string: never NULL, never to be freed.
  * Thread-safe.
