@@ -30,18 +30,7 @@
 #include <unistd.h>
 
 #define RUNNER_NAME "roundtrip_floor"
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function" /* read_file: no corpus here */
 #include "runner_util.h"
-#pragma GCC diagnostic pop
-
-/* This process's CPU time (user + system, all threads), seconds. */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 #define CLIENT "pipe-floor"
 #define WARM_UP 2000 /* calls in each mode before the timed runs, as the other clients */
@@ -201,27 +190,6 @@ static double inflight_pass(struct server *s, uint64_t n, uint64_t inflight)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void print_line(const char *mode, uint64_t requests, uint64_t inflight, double *v, size_t runs,
-                       const char *extra)
-{
-    double med = median(v, runs);
-    printf("ROUNDTRIP client=" CLIENT " mode=%s requests=%llu inflight=%llu seconds=%.9f median=%.9f runs=%zu%s\n",
-           mode, (unsigned long long)requests, (unsigned long long)inflight, v[0], med, runs, extra);
-    fflush(stdout);
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 5 || argc > 6) {
@@ -259,9 +227,9 @@ int main(int argc, char **argv)
     close_server(&s);
     char extra[64];
     snprintf(extra, sizeof extra, " cpu_median=%.9f", median(seq_cpu, rounds));
-    print_line("sequential", n, 1, seq, rounds, extra);
+    print_roundtrip(CLIENT, "sequential", n, 1, seq, rounds, extra);
     snprintf(extra, sizeof extra, " cpu_median=%.9f", median(par_cpu, rounds));
-    print_line("inflight", n, inflight, par, rounds, extra);
+    print_roundtrip(CLIENT, "inflight", n, inflight, par, rounds, extra);
 
     for (size_t k = 0; k < spawns; k++) {
         double t0 = now();
@@ -273,6 +241,6 @@ int main(int argc, char **argv)
         close_server(&s);
     }
     snprintf(extra, sizeof extra, " handshake_median=%.9f", median(hs, spawns));
-    print_line("spawn", 1, 1, first, spawns, extra);
+    print_roundtrip(CLIENT, "spawn", 1, 1, first, spawns, extra);
     return 0;
 }

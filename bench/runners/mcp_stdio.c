@@ -84,20 +84,6 @@ __attribute__((noinline)) void one_encode_pass(const struct doc *docs, size_t nd
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static size_t parse_size(const char *s, const char *what)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v == 0) die("not a positive number", what);
-    return (size_t)v;
-}
-
 int main(int argc, char **argv)
 {
     int is_read = argc >= 7 && strcmp(argv[1], "read") == 0;

@@ -181,20 +181,6 @@ static const char *const mode_names[NMODES] = {"bare", "memory", "socketpair"};
 static void (*const passes[NMODES])(const uint8_t *, size_t, struct counts *) = {bare_pass, memory_pass,
                                                                                   socketpair_pass};
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static size_t parse_size(const char *s, const char *what)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v == 0) die("not a positive number", what);
-    return (size_t)v;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 4 && argc != 5) {
