@@ -156,34 +156,34 @@ pub(crate) trait WithKernels {
 /// features).
 #[inline]
 pub(crate) fn dispatch<F: WithKernels>(f: F) -> F::Output {
-    match simd_level() {
-        // SAFETY: `LEVEL` only ever holds a level the CPU has: the initial
-        // one is at most the best supported, and `force_simd_level` checks.
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        SimdLevel::Avx512 => unsafe { x86::run_avx512(f) },
-        // SAFETY: as above.
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        SimdLevel::Avx2 => unsafe { x86::run_avx2(f) },
-        _ => f.run(portable::Portable),
-    }
+    // SAFETY: `LEVEL` only ever holds a level the CPU has: the initial one
+    // is at most the best supported, and `force_simd_level` checks.
+    unsafe { run_at(simd_level(), f) }
 }
 
 /// Runs `f` at `level` (which the CPU must have): for tests that compare
 /// the levels side by side without changing the process's level.
 #[cfg(test)]
 pub(crate) fn dispatch_at<F: WithKernels>(level: SimdLevel, f: F) -> Option<F::Output> {
-    if !level.is_supported() {
-        return None;
-    }
-    Some(match level {
-        // SAFETY: checked just above.
+    // SAFETY: the CPU has the level (checked first).
+    level.is_supported().then(|| unsafe { run_at(level, f) })
+}
+
+/// Runs `f` with the kernels of `level`.
+///
+/// # Safety
+/// The CPU has `level` ([`SimdLevel::is_supported`]).
+#[inline(always)]
+unsafe fn run_at<F: WithKernels>(level: SimdLevel, f: F) -> F::Output {
+    match level {
+        // SAFETY: the caller's promise.
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         SimdLevel::Avx512 => unsafe { x86::run_avx512(f) },
-        // SAFETY: checked just above.
+        // SAFETY: the caller's promise.
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         SimdLevel::Avx2 => unsafe { x86::run_avx2(f) },
         _ => f.run(portable::Portable),
-    })
+    }
 }
 
 #[cfg(test)]
