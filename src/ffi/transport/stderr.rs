@@ -103,11 +103,10 @@ impl StderrLines {
         }
     }
 
-    /// Reads what is there (until EAGAIN, a short read or the end, at most
-    /// `DRAIN_READS` reads: the rest waits for the next call), splitting
-    /// lines. Returns whether more may be there now (the reads ran out, or
-    /// memory did), which a poll would not tell; after a short read a poll
-    /// tells whether more came.
+    /// Reads what is there (until EAGAIN or the end, at most `DRAIN_READS`
+    /// reads: the rest waits for the next call), splitting lines. Returns
+    /// whether more may be there now (the reads ran out, or memory did):
+    /// after EAGAIN, a poll tells when more comes.
     pub(super) fn drain(&mut self) -> bool {
         for _ in 0..DRAIN_READS {
             if !self.open {
@@ -123,12 +122,8 @@ impl StderrLines {
                     // SAFETY: the transport owns `fd`; closed once.
                     unsafe { libc::close(self.fd) };
                 }
-                Ok(n) => {
-                    self.split(false);
-                    if n < READ {
-                        return false; // the pipe is empty, most likely
-                    }
-                }
+                // On to EAGAIN: a flood is read as fast as it comes.
+                Ok(_) => self.split(false),
                 Err(e) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => return false,
                 Err(_) => {
                     self.split(true);
