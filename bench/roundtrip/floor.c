@@ -192,15 +192,10 @@ static double inflight_pass(struct server *s, uint64_t n, uint64_t inflight)
 
 int main(int argc, char **argv)
 {
-    if (argc < 5 || argc > 6) {
-        fprintf(stderr, "usage: %s SERVER N ROUNDS SPAWNS [INFLIGHT]\n", argv[0]);
-        return 2;
-    }
-    server_path = argv[1];
-    uint64_t n = strtoull(argv[2], NULL, 10);
-    size_t rounds = strtoul(argv[3], NULL, 10), spawns = strtoul(argv[4], NULL, 10);
-    uint64_t inflight = argc > 5 ? strtoull(argv[5], NULL, 10) : 100;
-    if (n == 0 || rounds == 0 || spawns == 0 || inflight == 0) die("N, ROUNDS, SPAWNS and INFLIGHT must be > 0", NULL);
+    struct roundtrip_args args = parse_roundtrip_args(argc, argv);
+    server_path = args.server;
+    uint64_t n = args.n, inflight = args.inflight;
+    size_t rounds = args.rounds, spawns = args.spawns;
     double *seq = malloc(rounds * sizeof *seq), *par = malloc(rounds * sizeof *par);
     double *first = malloc(spawns * sizeof *first), *hs = malloc(spawns * sizeof *hs);
     static struct server s;

@@ -91,4 +91,23 @@ static inline void print_roundtrip(const char *client, const char *mode, uint64_
     fflush(stdout);
 }
 
+/* The arguments of the round-trip clients: SERVER N ROUNDS SPAWNS [INFLIGHT]. */
+struct roundtrip_args {
+    const char *server;
+    uint64_t n, inflight;
+    size_t rounds, spawns;
+};
+
+static inline struct roundtrip_args parse_roundtrip_args(int argc, char **argv)
+{
+    if (argc < 5 || argc > 6) {
+        fprintf(stderr, "usage: %s SERVER N ROUNDS SPAWNS [INFLIGHT]\n", argv[0]);
+        exit(2);
+    }
+    struct roundtrip_args a = {argv[1], parse_size(argv[2], "N"), 100, parse_size(argv[3], "ROUNDS"),
+                               parse_size(argv[4], "SPAWNS")};
+    if (argc > 5) a.inflight = parse_size(argv[5], "INFLIGHT");
+    return a;
+}
+
 #endif
