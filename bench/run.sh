@@ -301,16 +301,18 @@ if [[ "$do_roundtrip" != 0 ]]; then
     setup_times+=("round-trip benchmark (builds and installs included): $((SECONDS - t0))s")
 fi
 
-step "mcp_encode: compact and pretty-printed documents (${encode_mb} MiB of each)"
-for kind in compact pretty; do
-    if line="$("$bin/mcp_stdio_runner" encode mcp_encode "$kind" "$corpus_dir/encode-$kind.docs" "$runs" \
-        2>"$logs/mcp_encode.$kind.log")"; then
-        echo "$line" | tee -a "$results"
-    else
-        failed=1
-        echo "!! mcp_encode on $kind documents FAILED:"
-        tail -n 5 "$logs/mcp_encode.$kind.log"
-    fi
+step "mcp_encode and mcp_encode_to (a reused buffer): compact and pretty-printed documents (${encode_mb} MiB of each)"
+for encoder in mcp_encode mcp_encode_to; do
+    for kind in compact pretty; do
+        if line="$("$bin/mcp_stdio_runner" encode "$encoder" "$kind" "$corpus_dir/encode-$kind.docs" "$runs" \
+            2>"$logs/$encoder.$kind.log")"; then
+            echo "$line" | tee -a "$results"
+        else
+            failed=1
+            echo "!! $encoder on $kind documents FAILED:"
+            tail -n 5 "$logs/$encoder.$kind.log"
+        fi
+    done
 done
 
 if [[ "$do_callgrind" != 0 ]]; then

@@ -206,6 +206,11 @@ enum McpStatus
    * behind: no process, no descriptor.
    */
   MCP_STATUS_SPAWN_FAILED = -11,
+  /**
+   * The caller's buffer is too short (`mcp_encode_to`): an out-parameter
+   * says how long it must be.
+   */
+  MCP_STATUS_BUFFER_TOO_SMALL = -12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -783,6 +788,41 @@ McpStatus mcp_encode(const uint8_t *json,
                      size_t len,
                      uint32_t flags,
                      struct McpBuffer *out);
+
+/**
+ * `mcp_encode` into a buffer the caller owns and reuses: nothing is
+ * allocated. The line (with its `\n`) is written to `out[0..*out_len]`.
+ * A buffer of `mcp_encode_bound(len, flags)` bytes is always long enough.
+ *
+ * Returns `MCP_STATUS_OK`; or `MCP_STATUS_BUFFER_TOO_SMALL` with the length
+ * the line needs in `*out_len` (`out`'s bytes are then unspecified: the
+ * encoder may have written some); `MCP_STATUS_NULL_ARGUMENT` (out_len
+ * NULL, json NULL with `len` > 0, out NULL with `cap` > 0),
+ * `MCP_STATUS_INVALID_JSON`, `MCP_STATUS_INVALID_ARGUMENT` (unknown flag
+ * bits, `len` or `cap` > PTRDIFF_MAX), with `*out_len` 0. `json` and `out`
+ * must not overlap. Thread-safe: it touches no shared state.
+ *
+ * # Safety
+ * `json` is NULL or points to `len` readable bytes; `out` is NULL or points
+ * to `cap` writable bytes; `out_len` is NULL or points to a writable
+ * `size_t`.
+ */
+McpStatus mcp_encode_to(const uint8_t *json,
+                        size_t len,
+                        uint32_t flags,
+                        uint8_t *out,
+                        size_t cap,
+                        size_t *out_len);
+
+/**
+ * The longest line `mcp_encode_to` can make of `len` bytes of JSON with
+ * `flags` (unknown bits count as `MCP_ENCODE_ASCII`): `2 * len + 1`, or
+ * `6 * len + 1` with `MCP_ENCODE_ASCII` (DEL becomes `\u007f`), at most
+ * SIZE_MAX. A buffer that long never gets `MCP_STATUS_BUFFER_TOO_SMALL`.
+ * Thread-safe.
+ */
+size_t mcp_encode_bound(size_t len,
+                        uint32_t flags);
 
 #if defined(MCP_STDIO_HAS_POSIX_IO)
 /**

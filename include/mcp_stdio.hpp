@@ -188,6 +188,7 @@ enum class Status : std::int32_t {
     TimedOut = MCP_STATUS_TIMED_OUT,        // not thrown by write_all with a timeout: a count
     Closed = MCP_STATUS_CLOSED,             // the transport is closing or closed
     SpawnFailed = MCP_STATUS_SPAWN_FAILED,  // Transport::spawn; Error::os_error() has the errno
+    BufferTooSmall = MCP_STATUS_BUFFER_TOO_SMALL, // mcp_encode_to: the length needed is returned
 };
 
 namespace detail {

@@ -38,9 +38,99 @@ pub fn encode_ascii(json: &[u8]) -> Result<Vec<u8>, Error> {
 /// Encodes `json` and appends the line to `out` (which keeps its capacity
 /// across calls). On error `out` is left as it was.
 pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Result<(), Error> {
+    encode_to(json, options, out)
+}
+
+/// Encodes `json` into `out`, a buffer the caller reuses (nothing is
+/// allocated), and returns the line's length: `out[..n]` is the line.
+/// [`encode_bound`] of the input's length is always enough. When `out` is
+/// too short the error is [`Error::BufferTooSmall`] with the length needed,
+/// and `out`'s bytes are unspecified.
+pub fn encode_to_slice(
+    json: &[u8],
+    options: EncodeOptions,
+    out: &mut [u8],
+) -> Result<usize, Error> {
+    let mut sink = SliceSink { buf: out, len: 0 };
+    encode_to(json, options, &mut sink)?;
+    if sink.len > sink.buf.len() {
+        return Err(Error::BufferTooSmall(sink.len));
+    }
+    Ok(sink.len)
+}
+
+/// The longest line [`encode_to_slice`] can make of `len` bytes of JSON
+/// (saturating): each byte at most twice as long (U+2028 and U+2029 become
+/// `\u2028` and `\u2029`), six times with `ascii` (DEL becomes `\u007f`),
+/// plus the `\n`.
+pub fn encode_bound(len: usize, options: EncodeOptions) -> usize {
+    let grow = if options.ascii { 6 } else { 2 };
+    len.saturating_mul(grow).saturating_add(1)
+}
+
+/// Where the encoder writes: a growing `Vec`, or the caller's slice.
+trait Sink {
+    /// Makes sure `n` more bytes can be written (a `Vec` reserves them).
+    fn reserve(&mut self, n: usize) -> Result<(), Error>;
+    fn extend(&mut self, bytes: &[u8]);
+    fn len(&self) -> usize;
+    fn truncate(&mut self, len: usize);
+    fn push(&mut self, b: u8) {
+        self.extend(&[b]);
+    }
+}
+
+impl Sink for Vec<u8> {
+    fn reserve(&mut self, n: usize) -> Result<(), Error> {
+        self.try_reserve(n).map_err(|_| Error::OutOfMemory)
+    }
+    #[inline]
+    fn extend(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn truncate(&mut self, len: usize) {
+        Vec::truncate(self, len);
+    }
+    #[inline]
+    fn push(&mut self, b: u8) {
+        Vec::push(self, b);
+    }
+}
+
+/// The caller's buffer: what fits is written; `len` counts on past its end,
+/// so that a line too long for it tells its length.
+struct SliceSink<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+}
+
+impl Sink for SliceSink<'_> {
+    fn reserve(&mut self, _n: usize) -> Result<(), Error> {
+        Ok(())
+    }
+    #[inline]
+    fn extend(&mut self, bytes: &[u8]) {
+        let end = self.len + bytes.len();
+        if let Some(dst) = self.buf.get_mut(self.len..end) {
+            dst.copy_from_slice(bytes);
+        }
+        self.len = end;
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn truncate(&mut self, len: usize) {
+        self.len = len;
+    }
+}
+
+/// [`encode_into`] into any sink.
+fn encode_to<S: Sink>(json: &[u8], options: EncodeOptions, out: &mut S) -> Result<(), Error> {
     let start = out.len();
-    out.try_reserve(json.len() + 1)
-        .map_err(|_| Error::OutOfMemory)?;
+    out.reserve(json.len() + 1)?;
     if !options.ascii {
         // One pass: validate, copying the tokens between the gaps.
         let (from, to) = trimmed_bounds(json);
@@ -58,7 +148,7 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
             }
         }
         if !copy.line_separators {
-            copy.out.extend_from_slice(&json[copy.copied_to..to]);
+            copy.out.extend(&json[copy.copied_to..to]);
             copy.out.push(b'\n');
             return Ok(());
         }
@@ -86,20 +176,20 @@ pub fn encode_into(json: &[u8], options: EncodeOptions, out: &mut Vec<u8>) -> Re
 
 /// Minifies while the validator runs: copies what lies between the gaps.
 /// The room for the whole text is reserved first, so copies cannot fail.
-struct GapCopier<'a, 'o> {
+struct GapCopier<'a, 'o, S> {
     s: &'a [u8],
-    out: &'o mut Vec<u8>,
+    out: &'o mut S,
     /// `s[..copied_to]` is written or dropped.
     copied_to: usize,
     line_separators: bool,
 }
 
-impl Watch for GapCopier<'_, '_> {
+impl<S: Sink> Watch for GapCopier<'_, '_, S> {
     const LINE_SEPARATORS: bool = true;
 
     #[inline]
     fn gap(&mut self, from: usize, to: usize) {
-        self.out.extend_from_slice(&self.s[self.copied_to..from]);
+        self.out.extend(&self.s[self.copied_to..from]);
         self.copied_to = to;
     }
 
@@ -119,13 +209,13 @@ enum Strings {
 
 /// Copies a valid JSON text without the whitespace between tokens, escaping
 /// in strings what `strings` asks for.
-struct Minifier<'a, 'o> {
+struct Minifier<'a, 'o, S> {
     s: &'a [u8],
-    out: &'o mut Vec<u8>,
+    out: &'o mut S,
     strings: Strings,
 }
 
-impl Minifier<'_, '_> {
+impl<S: Sink> Minifier<'_, '_, S> {
     fn run(mut self) -> Result<(), Error> {
         let s = self.s;
         let mut i = 0;
@@ -141,7 +231,7 @@ impl Minifier<'_, '_> {
                     .iter()
                     .position(|&c| c == b'"' || is_whitespace(c))
                     .map_or(s.len(), |k| i + k);
-                self.out.extend_from_slice(&s[i..end]);
+                self.out.extend(&s[i..end]);
                 i = end;
             }
         }
@@ -167,16 +257,16 @@ impl Minifier<'_, '_> {
             };
             match s.get(j) {
                 None => {
-                    self.out.extend_from_slice(&s[from..]);
+                    self.out.extend(&s[from..]);
                     return Ok(s.len());
                 }
                 Some(b'"') => {
-                    self.out.extend_from_slice(&s[from..=j]);
+                    self.out.extend(&s[from..=j]);
                     return Ok(j + 1);
                 }
                 Some(b'\\') => j += 2, // escapes are kept as written
                 Some(0x7F) => {
-                    self.out.extend_from_slice(&s[from..j]);
+                    self.out.extend(&s[from..j]);
                     j += 1;
                     self.escape(0x7F, s.len() - j)?;
                     from = j;
@@ -187,7 +277,7 @@ impl Minifier<'_, '_> {
                     let c = decode_utf8(&s[j..end]);
                     let escape = self.strings == Strings::Ascii || c == 0x2028 || c == 0x2029;
                     if escape {
-                        self.out.extend_from_slice(&s[from..j]);
+                        self.out.extend(&s[from..j]);
                         self.escape(c, s.len() - end)?;
                         from = end;
                     }
@@ -200,9 +290,7 @@ impl Minifier<'_, '_> {
     /// Writes `\uXXXX` (or a surrogate pair) for `c`, keeping room for the
     /// `rest` of the input so later copies cannot fail.
     fn escape(&mut self, c: u32, rest: usize) -> Result<(), Error> {
-        self.out
-            .try_reserve(12 + rest + 1)
-            .map_err(|_| Error::OutOfMemory)?;
+        self.out.reserve(12 + rest + 1)?;
         if c >= 0x10000 {
             let v = c - 0x10000;
             self.unit(0xD800 + (v >> 10));
@@ -215,7 +303,7 @@ impl Minifier<'_, '_> {
 
     fn unit(&mut self, u: u32) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        self.out.extend_from_slice(&[
+        self.out.extend(&[
             b'\\',
             b'u',
             HEX[(u >> 12) as usize & 0xF],

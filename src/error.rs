@@ -18,6 +18,8 @@ pub enum Error {
     WouldBlock,
     /// The transport is closing or closed: nothing was done.
     Closed,
+    /// The caller's buffer is too short: the output needs this many bytes.
+    BufferTooSmall(usize),
 }
 
 impl fmt::Display for Error {
@@ -28,6 +30,7 @@ impl fmt::Display for Error {
             Error::InvalidArgument => "an argument is out of range",
             Error::WouldBlock => "the output queue is full",
             Error::Closed => "the transport is closed",
+            Error::BufferTooSmall(_) => "the buffer is too small",
         })
     }
 }

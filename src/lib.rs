@@ -63,7 +63,7 @@ mod simd;
 #[cfg(feature = "capi")]
 pub mod ffi;
 
-pub use encode::{encode, encode_ascii, encode_into, EncodeOptions};
+pub use encode::{encode, encode_ascii, encode_bound, encode_into, encode_to_slice, EncodeOptions};
 pub use envelope::{envelope, json_string_eq, Envelope};
 pub use error::Error;
 pub use message::{Message, RpcKind};

@@ -1,9 +1,10 @@
 //! In steady state the reader and the encoder allocate nothing per message:
 //! once their buffers have grown to the traffic, reading and classifying
-//! more lines, and encoding into a reused `Vec`, allocate nothing at all.
+//! more lines, and encoding into a reused `Vec` or the caller's buffer
+//! (`encode_to_slice`, C `mcp_encode_to`), allocate nothing at all.
 //! Counted with a global allocator that counts this thread's allocations.
 
-use mcp_stdio::{encode_into, EncodeOptions, LineReader, Message};
+use mcp_stdio::{encode_into, encode_to_slice, EncodeOptions, LineReader, Message};
 
 mod counting_allocator;
 
@@ -81,6 +82,7 @@ fn encoding_into_a_reused_buffer_allocates_nothing() {
         b"{\"nested\": [[[[[[{\"a\": null}]]]]]]}",
     ];
     let mut out = Vec::with_capacity(1 << 16);
+    let mut buf = [0u8; 1 << 10];
     for ascii in [false, true] {
         let options = EncodeOptions { ascii };
         let before = allocations();
@@ -88,6 +90,26 @@ fn encoding_into_a_reused_buffer_allocates_nothing() {
             for doc in documents {
                 out.clear();
                 encode_into(doc, options, &mut out).unwrap();
+                // The caller's own buffer, from Rust and through the C ABI.
+                let n = encode_to_slice(doc, options, &mut buf).unwrap();
+                assert_eq!(&buf[..n], &out[..]);
+                #[cfg(feature = "capi")]
+                {
+                    let mut len = 0;
+                    // SAFETY: valid input and output ranges, a writable length.
+                    let st = unsafe {
+                        mcp_stdio::ffi::mcp_encode_to(
+                            doc.as_ptr(),
+                            doc.len(),
+                            u32::from(ascii),
+                            buf.as_mut_ptr(),
+                            buf.len(),
+                            &mut len,
+                        )
+                    };
+                    assert_eq!(st, mcp_stdio::ffi::McpStatus::MCP_STATUS_OK);
+                    assert_eq!(&buf[..len], &out[..]);
+                }
             }
         }
         assert_eq!(allocations() - before, 0, "ascii {ascii}");

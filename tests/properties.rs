@@ -6,7 +6,7 @@
 mod common;
 
 use common::{model_encode, model_is_json, model_read, read_chunked, read_whole, Item, Settings};
-use mcp_stdio::{encode, encode_ascii};
+use mcp_stdio::{encode, encode_ascii, encode_bound, encode_to_slice, EncodeOptions, Error};
 use proptest::prelude::*;
 
 /// Pieces that make streams full of edge cases: messages, junk, CRLF, BOMs,
@@ -132,6 +132,24 @@ proptest! {
                 prop_assert_eq!(again.as_deref(), Ok(&line[..]));
                 let _ = trimmed;
             }
+        }
+        // Into the caller's buffer: the same line within the bound, the
+        // length needed when one byte short, the same error otherwise.
+        let options = EncodeOptions { ascii };
+        let bound = encode_bound(input.len(), options);
+        let mut buf = vec![0u8; bound];
+        let to = encode_to_slice(&input, options, &mut buf);
+        let want = if ascii { encode_ascii(&input) } else { encode(&input) };
+        match (&want, to) {
+            (Ok(line), Ok(n)) => {
+                prop_assert_eq!(&buf[..n], &line[..]);
+                prop_assert_eq!(
+                    encode_to_slice(&input, options, &mut buf[..n - 1]),
+                    Err(Error::BufferTooSmall(n))
+                );
+            }
+            (Err(e), Err(f)) => prop_assert_eq!(*e, f),
+            (a, b) => prop_assert!(false, "encode {:?}, encode_to_slice {:?}", a, b),
         }
     }
 }

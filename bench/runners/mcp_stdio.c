@@ -9,6 +9,7 @@
  *       errors = every other item.
  *   mcp_stdio_runner encode RUNNER CORPUS FILE RUNS
  *       FILE holds NUL-separated JSON documents; RUNS times: mcp_encode each one
+ *       (RUNNER mcp_encode_to: mcp_encode_to each into one reused buffer)
  *       (flags 0) and mcp_buffer_free the result. Bytes = input bytes.
  *
  * Prints one line:
@@ -69,14 +70,20 @@ struct doc {
     size_t len;
 };
 
-__attribute__((noinline)) void one_encode_pass(const struct doc *docs, size_t ndocs, struct counts *c)
+/* One mcp_encode per document (a new buffer each, freed), or, with `reuse`
+ * (of `cap` bytes, at least mcp_encode_bound of the longest document), one
+ * mcp_encode_to into it: nothing allocated. */
+__attribute__((noinline)) void one_encode_pass(const struct doc *docs, size_t ndocs, uint8_t *reuse,
+                                               size_t cap, struct counts *c)
 {
     for (size_t i = 0; i < ndocs; i++) {
         McpBuffer out = {NULL, 0};
-        McpStatus st = mcp_encode(docs[i].data, docs[i].len, 0, &out);
+        McpStatus st = reuse ? mcp_encode_to(docs[i].data, docs[i].len, 0, reuse, cap, &out.len)
+                             : mcp_encode(docs[i].data, docs[i].len, 0, &out);
         if (st == MCP_STATUS_OK) {
+            const uint8_t *line = reuse ? reuse : out.data;
             c->messages++;
-            c->checksum += out.len + out.data[out.len / 2];
+            c->checksum += out.len + line[out.len / 2];
             mcp_buffer_free(&out);
         } else {
             c->errors++;
@@ -104,7 +111,7 @@ int main(int argc, char **argv)
     uint8_t *data = read_file(path, &len);
 
     struct doc *docs = NULL;
-    size_t ndocs = 0, doc_bytes = 0;
+    size_t ndocs = 0, doc_bytes = 0, longest = 0;
     if (is_encode) {
         size_t cap = 1024;
         docs = malloc(cap * sizeof *docs);
@@ -115,11 +122,16 @@ int main(int argc, char **argv)
             docs[ndocs].data = data + start;
             docs[ndocs].len = i - start;
             doc_bytes += i - start;
+            if (i - start > longest) longest = i - start;
             ndocs++;
             start = i + 1;
         }
     }
 
+    /* Runner mcp_encode_to: one buffer for every line. */
+    size_t reuse_cap = mcp_encode_bound(longest, 0);
+    uint8_t *reuse = is_encode && strcmp(runner, "mcp_encode_to") == 0 ? malloc(reuse_cap) : NULL;
+    if (is_encode && strcmp(runner, "mcp_encode_to") == 0 && !reuse) die("out of memory", NULL);
     double *times = malloc(runs * sizeof *times);
     struct counts first = {0, 0, 0};
     for (size_t r = 0; r < runs; r++) {
@@ -128,7 +140,7 @@ int main(int argc, char **argv)
         if (is_read)
             one_read_pass(data, len, chunk, jsonrpc, &c);
         else
-            one_encode_pass(docs, ndocs, &c);
+            one_encode_pass(docs, ndocs, reuse, reuse_cap, &c);
         times[r] = now() - t0;
         if (r == 0)
             first = c;

@@ -32,7 +32,7 @@ pub use command::{
     mcp_command_arg, mcp_command_cwd, mcp_command_env, mcp_command_env_mode, mcp_command_free,
     mcp_command_new, mcp_command_stderr, McpCommand, McpEnvMode, McpStderrMode,
 };
-pub use encode::{mcp_encode, MCP_ENCODE_ASCII};
+pub use encode::{mcp_encode, mcp_encode_bound, mcp_encode_to, MCP_ENCODE_ASCII};
 pub use envelope::{mcp_envelope_parse, mcp_json_string_eq, mcp_line_reader_envelope, McpEnvelope};
 #[cfg(unix)]
 pub use fd::{mcp_line_reader_read_fd, mcp_write_all, mcp_write_all_deadline};
@@ -63,7 +63,9 @@ pub use transport::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
     MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
-pub use version::{mcp_stdio_abi_version, mcp_stdio_version, MCP_STDIO_ABI_VERSION};
+pub use version::{
+    mcp_stdio_abi_version, mcp_stdio_simd_level, mcp_stdio_version, MCP_STDIO_ABI_VERSION,
+};
 
 #[cfg(any(test, feature = "panic-injection"))]
 pub use boundary::mcp_test_inject_panic;

@@ -51,3 +51,22 @@ pub(crate) unsafe fn bytes_in<'a>(data: *const u8, len: usize) -> Result<&'a [u8
         Ok(unsafe { std::slice::from_raw_parts(data, len) })
     }
 }
+
+/// The writable bytes `data[0..cap]`, the output twin of [`bytes_in`]:
+/// `(NULL, 0)` (and any pointer with capacity 0) is the empty slice.
+///
+/// # Safety
+/// Unless `cap` is 0 or `data` is NULL, `data` must point to `cap`
+/// writable bytes, not used by anything else for `'a`.
+pub(crate) unsafe fn bytes_out<'a>(data: *mut u8, cap: usize) -> Result<&'a mut [u8], McpStatus> {
+    if cap == 0 {
+        Ok(&mut [])
+    } else if data.is_null() {
+        Err(McpStatus::MCP_STATUS_NULL_ARGUMENT)
+    } else if cap > isize::MAX as usize {
+        Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT)
+    } else {
+        // SAFETY: non-null, length in range, validity promised by the caller.
+        Ok(unsafe { std::slice::from_raw_parts_mut(data, cap) })
+    }
+}

@@ -53,6 +53,9 @@ pub enum McpStatus {
     /// why (ENOENT: no such program or working directory). Nothing is left
     /// behind: no process, no descriptor.
     MCP_STATUS_SPAWN_FAILED = -11,
+    /// The caller's buffer is too short (`mcp_encode_to`): an out-parameter
+    /// says how long it must be.
+    MCP_STATUS_BUFFER_TOO_SMALL = -12,
 }
 
 impl From<Error> for McpStatus {
@@ -63,6 +66,7 @@ impl From<Error> for McpStatus {
             Error::InvalidArgument => McpStatus::MCP_STATUS_INVALID_ARGUMENT,
             Error::WouldBlock => McpStatus::MCP_STATUS_WOULD_BLOCK,
             Error::Closed => McpStatus::MCP_STATUS_CLOSED,
+            Error::BufferTooSmall(_) => McpStatus::MCP_STATUS_BUFFER_TOO_SMALL,
         }
     }
 }
@@ -111,6 +115,7 @@ every_status!(
     MCP_STATUS_TIMED_OUT,
     MCP_STATUS_CLOSED,
     MCP_STATUS_SPAWN_FAILED,
+    MCP_STATUS_BUFFER_TOO_SMALL,
 );
 
 impl McpStatus {
@@ -137,6 +142,7 @@ impl McpStatus {
             MCP_STATUS_TIMED_OUT => c"timed out: the deadline passed first",
             MCP_STATUS_CLOSED => c"the transport is closed",
             MCP_STATUS_SPAWN_FAILED => c"the server could not be started (see errno)",
+            MCP_STATUS_BUFFER_TOO_SMALL => c"the buffer is too small",
         }
     }
 }

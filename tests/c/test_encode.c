@@ -3,6 +3,9 @@
  * with exactly one trailing '\n', tokens kept byte for byte except raw
  * U+2028/U+2029, MCP_ENCODE_ASCII escaping (lowercase hex, surrogate pairs),
  * *out untouched on every error, and mcp_buffer_free idempotence.
+ * mcp_encode_to and mcp_encode_bound, on every case of mcp_encode: the same
+ * line in a buffer of the bound and of the exact length, the length needed
+ * from a buffer one byte short (and from none), the same errors.
  */
 #include "test_util.h"
 
@@ -14,6 +17,43 @@ static McpBuffer marked_buffer(void)
     b.data = out_marker;
     b.len = 4242;
     return b;
+}
+
+/* mcp_encode_to makes `want` in a buffer of mcp_encode_bound bytes and in one
+ * of exactly its length; one byte short, and with no buffer, it says the
+ * length needed. */
+static int encode_to_ok_at(const uint8_t *in, size_t in_len, uint32_t flags, const uint8_t *want,
+                           size_t want_len, const char *what, const char *file, int line)
+{
+    size_t bound = mcp_encode_bound(in_len, flags);
+    uint8_t *buf = malloc(bound);
+    size_t n = 12345;
+    McpStatus st;
+    int ok = check_at(buf != NULL && bound >= want_len, "mcp_encode_bound covers the line", file, line);
+    if (!ok) {
+        free(buf);
+        return 0;
+    }
+    st = mcp_encode_to(in, in_len, flags, buf, bound, &n);
+    ok = check_at(st == MCP_STATUS_OK && n == want_len && memcmp(buf, want, want_len) == 0, what, file, line);
+    memset(buf, 'x', bound);
+    st = mcp_encode_to(in, in_len, flags, buf, want_len, &n);
+    ok &= check_at(st == MCP_STATUS_OK && n == want_len && memcmp(buf, want, want_len) == 0,
+                   "mcp_encode_to into exactly the line's length", file, line);
+    ok &= check_at(want_len == bound || buf[want_len] == 'x', "nothing written past the line", file, line);
+    st = mcp_encode_to(in, in_len, flags, buf, want_len - 1, &n);
+    ok &= check_at(st == MCP_STATUS_BUFFER_TOO_SMALL && n == want_len,
+                   "one byte short: MCP_STATUS_BUFFER_TOO_SMALL and the length needed", file, line);
+    st = mcp_encode_to(in, in_len, flags, NULL, 0, &n);
+    ok &= check_at(st == MCP_STATUS_BUFFER_TOO_SMALL && n == want_len,
+                   "no buffer: MCP_STATUS_BUFFER_TOO_SMALL and the length needed", file, line);
+    if (!ok) {
+        print_bytes("input", in, in_len);
+        print_bytes("want ", want, want_len);
+        printf("    last status %s, *out_len %zu, bound %zu\n", status_name(st), n, bound);
+    }
+    free(buf);
+    return ok;
 }
 
 static int encode_ok_at(const uint8_t *in, size_t in_len, uint32_t flags, const uint8_t *want,
@@ -36,7 +76,7 @@ static int encode_ok_at(const uint8_t *in, size_t in_len, uint32_t flags, const 
     }
     mcp_buffer_free(&out);
     check_at(out.data == NULL && out.len == 0, "mcp_buffer_free resets *buf to {NULL, 0}", file, line);
-    return ok;
+    return encode_to_ok_at(in, in_len, flags, want, want_len, what, file, line) && ok;
 }
 
 static int encode_fails_at(const uint8_t *in, size_t in_len, uint32_t flags, McpStatus want,
@@ -56,6 +96,12 @@ static int encode_fails_at(const uint8_t *in, size_t in_len, uint32_t flags, Mcp
         }
     }
     check_at(out.data == out_marker && out.len == 4242, "failed mcp_encode leaves *out untouched", file, line);
+    {
+        uint8_t buf[64];
+        size_t n = 12345;
+        McpStatus to = mcp_encode_to(in, in_len, flags, buf, sizeof buf, &n);
+        ok &= check_at(to == want && n == 0, "mcp_encode_to fails the same way, *out_len 0", file, line);
+    }
     return ok;
 }
 
@@ -316,6 +362,41 @@ static void test_round_trip_through_reader(void)
     mcp_line_reader_free(r);
 }
 
+static void test_encode_to_arguments(void)
+{
+    uint8_t buf[16];
+    size_t n = 12345;
+    CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 0, buf, sizeof buf, NULL), MCP_STATUS_NULL_ARGUMENT);
+    CHECK_STATUS(mcp_encode_to(NULL, 3, 0, buf, sizeof buf, &n), MCP_STATUS_NULL_ARGUMENT);
+    CHECK(n == 0);
+    n = 12345;
+    CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 0, NULL, 4, &n), MCP_STATUS_NULL_ARGUMENT);
+    CHECK(n == 0);
+    CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 4, buf, sizeof buf, &n), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 0, buf, (size_t)PTRDIFF_MAX + 1, &n),
+                 MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_encode_to(NULL, 0, 0, buf, sizeof buf, &n), MCP_STATUS_INVALID_JSON);
+    CHECK(n == 0);
+    /* The bound: 2 bytes a byte (U+2028), 6 with ASCII (DEL), plus the newline; saturating. */
+    CHECK(mcp_encode_bound(0, 0) == 1 && mcp_encode_bound(10, 0) == 21);
+    CHECK(mcp_encode_bound(10, MCP_ENCODE_ASCII) == 61);
+    CHECK(mcp_encode_bound(SIZE_MAX / 2, MCP_ENCODE_ASCII) == SIZE_MAX);
+    /* The worst cases fill their bound exactly, but for the quotes. */
+    ENCODE_OK(0, "\"\xE2\x80\xA8\"", "\"\\u2028\"\n");
+    ENCODE_OK(MCP_ENCODE_ASCII, "\"\x7F\"", "\"\\u007f\"\n");
+    /* A buffer reused for many lines: each call replaces the last. */
+    {
+        static const char *const lines[] = {"{\"a\": [1, 2]}", "  \"x\"  ", "[]"};
+        static const char *const want[] = {"{\"a\":[1,2]}\n", "\"x\"\n", "[]\n"};
+        size_t i;
+        for (i = 0; i < 3; i++) {
+            CHECK_STATUS(mcp_encode_to((const uint8_t *)lines[i], strlen(lines[i]), 0, buf, sizeof buf, &n),
+                         MCP_STATUS_OK);
+            CHECK(n == strlen(want[i]) && memcmp(buf, want[i], n) == 0);
+        }
+    }
+}
+
 int main(void)
 {
     test_seed_example();
@@ -328,5 +409,6 @@ int main(void)
     test_large_input();
     test_deep_nesting();
     test_round_trip_through_reader();
+    test_encode_to_arguments();
     return check_summary();
 }

@@ -15,9 +15,10 @@ static void test_status_strings(void)
         MCP_STATUS_INVALID_JSON, MCP_STATUS_OUT_OF_MEMORY,    MCP_STATUS_PANIC,
         MCP_STATUS_POISONED,     MCP_STATUS_IO_ERROR,         MCP_STATUS_BROKEN_PIPE,
         MCP_STATUS_TIMED_OUT,    MCP_STATUS_CLOSED,           MCP_STATUS_SPAWN_FAILED,
+        MCP_STATUS_BUFFER_TOO_SMALL,
     };
     /* the codes just past each end, and far ones */
-    static const int32_t unknown[] = {4, 100, -12, -100, INT32_MAX, INT32_MIN};
+    static const int32_t unknown[] = {4, 100, -13, -100, INT32_MAX, INT32_MIN};
     const char *known_str[sizeof known / sizeof known[0]];
     size_t i, j;
 
@@ -37,6 +38,7 @@ static void test_status_strings(void)
     CHECK(MCP_STATUS_TIMED_OUT == -9);
     CHECK(MCP_STATUS_CLOSED == -10);
     CHECK(MCP_STATUS_SPAWN_FAILED == -11);
+    CHECK(MCP_STATUS_BUFFER_TOO_SMALL == -12);
     CHECK(MCP_MESSAGE_JSON == 0 && MCP_MESSAGE_PARSE_ERROR == 1 && MCP_MESSAGE_TOO_LONG == 2 &&
           MCP_MESSAGE_INVALID_JSONRPC == 3);
     CHECK(MCP_RPC_NONE == 0 && MCP_RPC_REQUEST == 1 && MCP_RPC_NOTIFICATION == 2 && MCP_RPC_RESPONSE == 3 &&

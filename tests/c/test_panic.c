@@ -369,6 +369,29 @@ static void armed_encode(const char *name)
     CHECK(buf.data == (uint8_t *)&check_passed_count && buf.len == 4242);
 }
 
+static void armed_encode_to(const char *name)
+{
+    uint8_t out[8] = {'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x'};
+    size_t written = 777;
+    McpStatus st;
+    arm(name);
+    st = mcp_encode_to(LIT_PTR("[1]"), LIT_LEN("[1]"), 0, out, sizeof out, &written);
+    disarm(name);
+    want_panic_status(name, st);
+    CHECK(written == 777 && out[0] == 'x'); /* the panic came before any write */
+}
+
+static void armed_encode_bound(const char *name)
+{
+    size_t n;
+    arm(name);
+    n = mcp_encode_bound(3, 0);
+    disarm(name);
+    if (!CHECK(n == SIZE_MAX)) {
+        printf("    %s, armed, returned %zu, want its panic value SIZE_MAX\n", name, n);
+    }
+}
+
 static void armed_buffer_free(const char *name)
 {
     McpBuffer buf = {NULL, 0};
@@ -857,6 +880,8 @@ typedef struct {
 static const PanicCase PANIC_CASES[] = {
     {"mcp_buffer_free", armed_buffer_free},
     {"mcp_encode", armed_encode},
+    {"mcp_encode_to", armed_encode_to},
+    {"mcp_encode_bound", armed_encode_bound},
     {"mcp_line_reader_read_fd", armed_reader_call},
     {"mcp_write_all", armed_write_all},
     {"mcp_write_all_deadline", armed_write_all_deadline},
