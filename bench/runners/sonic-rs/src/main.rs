@@ -37,24 +37,71 @@ struct Counts {
     checksum: u64,
 }
 
-/// On a line sonic-rs accepted: every `\u` escape has 4 hex digits. Such a line has
-/// backslashes only inside strings, each starting an escape, so walking from one
-/// backslash to the next and skipping each escape meets exactly the escapes.
-fn unicode_escapes_are_hex(line: &[u8]) -> bool {
+/// A 64-byte block's bitmask of the bytes equal to `c` (bit k: byte k).
+#[inline(always)]
+fn eq_mask(block: &[u8], c: u8) -> u64 {
+    let block = &block[..64];
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    // SAFETY: AVX2 is enabled at compile time (target-cpu=native on an AVX2 CPU), and the
+    // two unaligned 32-byte loads stay inside `block`, 64 bytes long.
+    unsafe {
+        use std::arch::x86_64::*;
+        let v = _mm256_set1_epi8(c as i8);
+        let lo = _mm256_loadu_si256(block.as_ptr() as *const __m256i);
+        let hi = _mm256_loadu_si256(block.as_ptr().add(32) as *const __m256i);
+        let lo = _mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, v)) as u32 as u64;
+        let hi = _mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)) as u32 as u64;
+        lo | hi << 32
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        let mut m = 0u64;
+        for (k, &b) in block.iter().enumerate() {
+            m |= ((b == c) as u64) << k;
+        }
+        m
+    }
+}
+
+const fn hex_digits() -> [bool; 256] {
+    let mut t = [false; 256];
     let mut i = 0;
-    while let Some(p) = memchr::memchr(b'\\', &line[i..]) {
-        let e = i + p + 1; // the escape's letter
-        if line.get(e) == Some(&b'u') {
-            match line.get(e + 1..e + 5) {
-                Some(digits) if digits.iter().all(u8::is_ascii_hexdigit) => i = e + 5,
-                _ => return false,
+    while i < 256 {
+        t[i] = (i as u8).is_ascii_hexdigit();
+        i += 1;
+    }
+    t
+}
+static HEX: [bool; 256] = hex_digits();
+
+/// On a line sonic-rs accepted: every `\u` escape has 4 hex digits. Such a line has
+/// backslashes only inside strings, each starting an escape, so a `\u` is an escape when
+/// the run of backslashes ending at its `\` is odd (a run pairs up from its start), as
+/// long as every escape before it is well formed; the first malformed one is therefore
+/// found. The `\u` pairs come from 64-byte bitmasks (AVX2): measured on the corpora here
+/// it adds 2-14% to sonic-rs's own time, where a memchr walk from backslash to backslash
+/// added 5-43%.
+fn unicode_escapes_are_hex(line: &[u8]) -> bool {
+    let escape_ok = |k: usize| {
+        let run = line[..k].iter().rev().take_while(|&&b| b == b'\\').count();
+        run % 2 == 1 || matches!(line.get(k + 2..k + 6), Some(d) if d.iter().all(|&x| HEX[x as usize]))
+    };
+    let mut i = 0;
+    while i + 65 <= line.len() {
+        let mut m = eq_mask(&line[i..], b'\\') & eq_mask(&line[i + 1..], b'u');
+        while m != 0 {
+            if !escape_ok(i + m.trailing_zeros() as usize) {
+                return false;
             }
-        } else {
-            i = e + 1;
+            m &= m - 1;
         }
-        if i >= line.len() {
-            break;
+        i += 64;
+    }
+    while i + 1 < line.len() {
+        if line[i] == b'\\' && line[i + 1] == b'u' && !escape_ok(i) {
+            return false;
         }
+        i += 1;
     }
     true
 }
@@ -248,6 +295,20 @@ mod tests {
             b"nul",
         ] {
             assert!(!valid(bad), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn strictness_across_64_byte_blocks() {
+        for pad in 0..200 {
+            let x = "x".repeat(pad);
+            let with = |s: &str| format!(r#"["{x}{s}", "{x}"]"#);
+            for ok in [r"\u00e9", r"\\u", r"\\\\uZZ", r"\\\u0041", r"\ud83d\ude00"] {
+                assert!(valid(with(ok).as_bytes()), "{pad} {ok}");
+            }
+            for bad in [r"\uZZZZ", r"\u00eX", r"\\\uZ000", r"a\u12"] {
+                assert!(!valid(with(bad).as_bytes()), "{pad} {bad}");
+            }
         }
     }
 }
