@@ -117,9 +117,20 @@ if wants sonic-rs; then
     # RUSTFLAGS here only: sonic-rs picks its SIMD kernels at compile time, so it is built
     # for this CPU as simdjson-native is; the library and the other runners are not.
     step "build: sonic-rs runner (bench/runners/sonic-rs, sonic-rs pinned, -C target-cpu=native)"
-    timed "sonic-rs (cargo build --locked, target-cpu=native)" env CARGO_TARGET_DIR="$out/sonic-rs" \
-        RUSTFLAGS="-C target-cpu=native" \
-        cargo build --release --locked --quiet --manifest-path bench/runners/sonic-rs/Cargo.toml
+    sonic_cargo() { # SUBCOMMAND: cargo SUBCOMMAND on the sonic-rs runner, for this CPU
+        env CARGO_TARGET_DIR="$out/sonic-rs" RUSTFLAGS="-C target-cpu=native" \
+            cargo "$1" --release --locked --quiet --manifest-path bench/runners/sonic-rs/Cargo.toml
+    }
+    timed "sonic-rs (cargo build --locked, target-cpu=native)" sonic_cargo build
+    # Its unit tests pin the strictness the counts rely on (the \u hex-digit check above all):
+    # a few seconds, the dependencies being those just built.
+    sonic_test() {
+        sonic_cargo test >"$logs/sonic-rs-test.log" 2>&1 || {
+            tail -n 20 "$logs/sonic-rs-test.log"
+            return 1
+        }
+    }
+    timed "sonic-rs strictness tests (cargo test)" sonic_test
 fi
 
 if wants go; then
