@@ -48,7 +48,8 @@ TRANSPORT_MAX_OVERHEAD = 0.25
 # Display order and descriptions.
 RUNNERS = {
     "mcp_stdio": "this library, C ABI, default flags (framing + RFC 8259 + UTF-8)",
-    "mcp_stdio-sse2": "the same with MCP_STDIO_SIMD=portable: the baseline kernels (SSE2 on x86-64), the portable floor",
+    "mcp_stdio-sse2": "the same with MCP_STDIO_SIMD=portable: our kernels at the baseline (SSE2 on x86-64), the "
+                      "portable floor (memchr and simdutf8 still detect AVX2 themselves)",
     "mcp_stdio+jsonrpc": "the same with MCP_READER_JSONRPC (JSON-RPC 2.0 classification)",
     "naive-rust": "split on \\n + serde_json::from_slice::<Value>, drain the prefix",
     "python": "the seed's reference algorithm (str buffer, split, json.loads), CPython",
