@@ -84,7 +84,8 @@ static HEX: [bool; 256] = hex_digits();
 fn unicode_escapes_are_hex(line: &[u8]) -> bool {
     let escape_ok = |k: usize| {
         let run = line[..k].iter().rev().take_while(|&&b| b == b'\\').count();
-        run % 2 == 1 || matches!(line.get(k + 2..k + 6), Some(d) if d.iter().all(|&x| HEX[x as usize]))
+        run % 2 == 1
+            || matches!(line.get(k + 2..k + 6), Some(d) if d.iter().all(|&x| HEX[x as usize]))
     };
     let mut i = 0;
     while i + 65 <= line.len() {
@@ -252,7 +253,11 @@ fn main() {
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let c = first.unwrap();
-    let bytes: usize = if encode { docs.iter().map(|d| d.len()).sum() } else { data.len() };
+    let bytes: usize = if encode {
+        docs.iter().map(|d| d.len()).sum()
+    } else {
+        data.len()
+    };
     println!(
         "BENCH runner={runner} corpus={corpus} chunk={chunk} bytes={bytes} messages={} errors={} seconds={:.9} \
          median={:.9} runs={runs} checksum={} simd={}",
@@ -273,8 +278,8 @@ mod tests {
     fn strictness() {
         for ok in [
             &br#"{"a":[1,2.5e-3,-0,true,false,null],"b":"\u00e9\ud83d\ude00\n\\u"}"#[..],
-            br#""\ud800""#,                                    // a lone surrogate escape
-            br#"123456789012345678901234567890e99999"#,        // a huge number
+            br#""\ud800""#,                             // a lone surrogate escape
+            br#"123456789012345678901234567890e99999"#, // a huge number
             " {\"x\": \"\u{e9}\u{2028}\"} ".as_bytes(),
             br#"["\\", "\\\\u", "\u0041"]"#,
         ] {
