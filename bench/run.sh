@@ -17,7 +17,10 @@
 #   BENCH_ENCODE_MB size of the mcp_encode inputs [16]
 #   BENCH_CHUNKS    chunk sizes in bytes ["65536 4096 1"]
 #   BENCH_CORPORA   ["small mixed large escape crlf"]
-#   BENCH_RUNNERS   ["mcp_stdio mcp_stdio+jsonrpc naive-rust python ts-sdk go simdjson-native simdjson-portable"]
+#   BENCH_RUNNERS   ["mcp_stdio mcp_stdio-sse2 mcp_stdio+jsonrpc naive-rust python ts-sdk go
+#                   simdjson-native simdjson-portable sonic-rs"]; mcp_stdio-sse2 is our runner
+#                   with MCP_STDIO_SIMD=portable (the SSE2 floor); sonic-rs is built with
+#                   -C target-cpu=native and also minifies in the encode section
 #   BENCH_SKIP_1B   runner:corpus cells not run in 1-byte chunks (quadratic peers, see
 #                   bench/README.md) ["python:large ts-sdk:large naive-rust:large"]
 #   BENCH_CALLGRIND 0 to skip the instruction counts [1]
@@ -43,7 +46,7 @@ slice_mb="${BENCH_SLICE_MB:-1}"
 encode_mb="${BENCH_ENCODE_MB:-16}"
 chunks="${BENCH_CHUNKS:-65536 4096 1}"
 corpora="${BENCH_CORPORA:-small mixed large escape crlf}"
-runners="${BENCH_RUNNERS:-mcp_stdio mcp_stdio+jsonrpc naive-rust python ts-sdk go simdjson-native simdjson-portable}"
+runners="${BENCH_RUNNERS:-mcp_stdio mcp_stdio-sse2 mcp_stdio+jsonrpc naive-rust python ts-sdk go simdjson-native simdjson-portable sonic-rs}"
 skip_1b="${BENCH_SKIP_1B-python:large ts-sdk:large naive-rust:large}"
 do_callgrind="${BENCH_CALLGRIND:-1}"
 transport_corpora="${BENCH_TRANSPORT_CORPORA-small mixed}"
@@ -110,6 +113,26 @@ if wants naive-rust; then
         cargo build --release --locked --quiet --manifest-path bench/runners/naive-rust/Cargo.toml
 fi
 
+if wants sonic-rs; then
+    # RUSTFLAGS here only: sonic-rs picks its SIMD kernels at compile time, so it is built
+    # for this CPU as simdjson-native is; the library and the other runners are not.
+    step "build: sonic-rs runner (bench/runners/sonic-rs, sonic-rs pinned, -C target-cpu=native)"
+    sonic_cargo() { # SUBCOMMAND: cargo SUBCOMMAND on the sonic-rs runner, for this CPU
+        env CARGO_TARGET_DIR="$out/sonic-rs" RUSTFLAGS="-C target-cpu=native" \
+            cargo "$1" --release --locked --quiet --manifest-path bench/runners/sonic-rs/Cargo.toml
+    }
+    timed "sonic-rs (cargo build --locked, target-cpu=native)" sonic_cargo build
+    # Its unit tests pin the strictness the counts rely on (the \u hex-digit check above all):
+    # a few seconds, the dependencies being those just built.
+    sonic_test() {
+        sonic_cargo test >"$logs/sonic-rs-test.log" 2>&1 || {
+            tail -n 20 "$logs/sonic-rs-test.log"
+            return 1
+        }
+    }
+    timed "sonic-rs strictness tests (cargo test)" sonic_test
+fi
+
 if wants go; then
     step "build: Go runner (standard library only, GOPROXY=off)"
     if command -v go >/dev/null || apt_need golang-go; then
@@ -173,6 +196,11 @@ timed "corpus generation" python3 bench/corpus.py --out "$corpus_dir" --size-mb 
 sdk_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/@modelcontextprotocol/sdk/package.json" 2>/dev/null | head -n 1 || true)"
 zod_version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$ts_deps/node_modules/zod/package.json" 2>/dev/null | head -n 1 || true)"
 serde_json_version="$(grep -A1 '^name = "serde_json"' bench/runners/naive-rust/Cargo.lock | sed -n 's/version = "\(.*\)"/\1/p')"
+sonic_rs_version="$(grep -A1 '^name = "sonic-rs"' bench/runners/sonic-rs/Cargo.lock | sed -n 's/version = "\(.*\)"/\1/p')"
+# The SIMD level of each build: ours is picked at run time (MCP_STDIO_SIMD, else AVX2 where
+# the CPU has it), sonic-rs's at compile time (its runner prints it in its BENCH lines).
+simd_ours="$("$bin/mcp_stdio_runner" level)"
+simd_sse2="$(MCP_STDIO_SIMD=portable "$bin/mcp_stdio_runner" level)"
 {
     echo "INFO date=$(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "INFO machine=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
@@ -180,7 +208,9 @@ serde_json_version="$(grep -A1 '^name = "serde_json"' bench/runners/naive-rust/C
     echo "INFO settings=BENCH_SIZE_MB=$size_mb BENCH_RUNS=$runs BENCH_PROCESSES=$processes BENCH_SLICE_MB=$slice_mb BENCH_ENCODE_MB=$encode_mb BENCH_TRANSPORT_RUNS=$transport_runs"
     echo "INFO mcp-stdio=$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet -- src 2>/dev/null || echo ' + uncommitted changes in src/'), $(rustc --version)"
     echo "INFO C runner=$(gcc --version | head -n 1), -O2, static libmcp_stdio.a"
+    echo "INFO simd=mcp_stdio: $simd_ours (mcp_stdio_simd_level(), MCP_STDIO_SIMD=${MCP_STDIO_SIMD:-unset}); mcp_stdio-sse2: $simd_sse2 (MCP_STDIO_SIMD=portable)"
     echo "INFO naive-rust=serde_json $serde_json_version"
+    echo "INFO sonic-rs=sonic-rs $sonic_rs_version, RUSTFLAGS=\"-C target-cpu=native\", default features (its avx512 feature off)"
     echo "INFO python=$(python3 --version 2>&1)"
     echo "INFO ts-sdk=@modelcontextprotocol/sdk ${sdk_version:-?} (zod ${zod_version:-?}), node $(node --version 2>/dev/null || echo '?')"
     echo "INFO go=$(go version 2>/dev/null || echo '?')"
@@ -191,12 +221,14 @@ run_cell() { # RUNNER CORPUS FILE CHUNK
     local r="$1" c="$2" f="$3" n="$4"
     case "$r" in
     mcp_stdio) "$bin/mcp_stdio_runner" read "$r" "$c" "$f" "$n" "$runs" ;;
+    mcp_stdio-sse2) MCP_STDIO_SIMD=portable "$bin/mcp_stdio_runner" read "$r" "$c" "$f" "$n" "$runs" ;;
     mcp_stdio+jsonrpc) "$bin/mcp_stdio_runner" read "$r" "$c" "$f" "$n" "$runs" jsonrpc ;;
     naive-rust) "$out/naive-rust/release/naive-rust-runner" "$r" "$c" "$f" "$n" "$runs" ;;
     python) python3 bench/runners/python_reference.py "$r" "$c" "$f" "$n" "$runs" ;;
     ts-sdk) BENCH_TS_DEPS="$ts_deps" node bench/runners/ts/readbuffer.mjs "$r" "$c" "$f" "$n" "$runs" ;;
     go) "$bin/go-runner" "$r" "$c" "$f" "$n" "$runs" ;;
     simdjson-native | simdjson-portable) "$bin/$r" "$r" "$c" "$f" "$n" "$runs" ;;
+    sonic-rs) "$out/sonic-rs/release/sonic-rs-runner" "$r" "$c" "$f" "$n" "$runs" ;;
     *) echo "unknown runner $r" >&2; return 2 ;;
     esac
 }
@@ -301,11 +333,18 @@ if [[ "$do_roundtrip" != 0 ]]; then
     setup_times+=("round-trip benchmark (builds and installs included): $((SECONDS - t0))s")
 fi
 
-step "mcp_encode and mcp_encode_to (a reused buffer): compact and pretty-printed documents (${encode_mb} MiB of each)"
-for encoder in mcp_encode mcp_encode_to; do
+encoders="mcp_encode mcp_encode_to"
+wants sonic-rs && encoders+=" sonic-rs"
+step "mcp_encode, mcp_encode_to (a reused buffer)$(wants sonic-rs && echo ' and sonic-rs minify (Value + to_writer)'): compact and pretty-printed documents (${encode_mb} MiB of each)"
+encode_cmd() { # ENCODER KIND
+    case "$1" in
+    sonic-rs) "$out/sonic-rs/release/sonic-rs-runner" encode "$1" "$2" "$corpus_dir/encode-$2.docs" "$runs" ;;
+    *) "$bin/mcp_stdio_runner" encode "$1" "$2" "$corpus_dir/encode-$2.docs" "$runs" ;;
+    esac
+}
+for encoder in $encoders; do
     for kind in compact pretty; do
-        if line="$("$bin/mcp_stdio_runner" encode "$encoder" "$kind" "$corpus_dir/encode-$kind.docs" "$runs" \
-            2>"$logs/$encoder.$kind.log")"; then
+        if line="$(encode_cmd "$encoder" "$kind" 2>"$logs/$encoder.$kind.log")"; then
             echo "$line" | tee -a "$results"
         else
             failed=1

@@ -11,10 +11,14 @@
  *       FILE holds NUL-separated JSON documents; RUNS times: mcp_encode each one
  *       (RUNNER mcp_encode_to: mcp_encode_to each into one reused buffer)
  *       (flags 0) and mcp_buffer_free the result. Bytes = input bytes.
+ *   mcp_stdio_runner level
+ *       Prints mcp_stdio_simd_level(): the SIMD kernels the library picks in this
+ *       environment ("avx2" by default where the CPU has it; MCP_STDIO_SIMD=portable
+ *       forces the baseline, "sse2" on x86-64).
  *
  * Prints one line:
  *   BENCH runner=.. corpus=.. chunk=.. bytes=.. messages=.. errors=.. seconds=<best>
- *         median=<median> runs=.. checksum=..
+ *         median=<median> runs=.. checksum=.. simd=<the level the passes ran at>
  * The checksum (sum of item lengths and kinds) keeps the work observable.
  *
  * One pass is the function one_read_pass / one_encode_pass, never inlined, so that
@@ -93,13 +97,18 @@ __attribute__((noinline)) void one_encode_pass(const struct doc *docs, size_t nd
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "level") == 0) {
+        printf("%s\n", mcp_stdio_simd_level());
+        return 0;
+    }
     int is_read = argc >= 7 && strcmp(argv[1], "read") == 0;
     int is_encode = argc == 6 && strcmp(argv[1], "encode") == 0;
     if (!is_read && !is_encode) {
         fprintf(stderr,
                 "usage: %s read RUNNER CORPUS FILE CHUNK RUNS [jsonrpc]\n"
-                "       %s encode RUNNER CORPUS FILE RUNS\n",
-                argv[0], argv[0]);
+                "       %s encode RUNNER CORPUS FILE RUNS\n"
+                "       %s level\n",
+                argv[0], argv[0], argv[0]);
         return 2;
     }
     const char *runner = argv[2], *corpus = argv[3], *path = argv[4];
@@ -149,9 +158,10 @@ int main(int argc, char **argv)
     }
     qsort(times, runs, sizeof *times, cmp_double);
     printf("BENCH runner=%s corpus=%s chunk=%zu bytes=%zu messages=%llu errors=%llu seconds=%.9f median=%.9f "
-           "runs=%zu checksum=%llu\n",
+           "runs=%zu checksum=%llu simd=%s\n",
            runner, corpus, chunk, is_read ? len : doc_bytes, (unsigned long long)first.messages,
-           (unsigned long long)first.errors, times[0], times[runs / 2], runs, (unsigned long long)first.checksum);
+           (unsigned long long)first.errors, times[0], times[runs / 2], runs, (unsigned long long)first.checksum,
+           mcp_stdio_simd_level());
     free(times);
     free(docs);
     free(data);
