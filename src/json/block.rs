@@ -1,6 +1,8 @@
-//! Windows of a text for the string scanner: 16 bytes, or a run of 64, and
-//! the end of the text, over the kernels of the level in use
-//! ([`crate::simd::Kernels`]).
+//! Windows of a text for the string scanners, over the kernels of the level
+//! in use ([`crate::simd::Kernels`]): the validator's 64-byte window kept
+//! from one string to the next ([`Specials`]), and 16-byte blocks for the
+//! encoder's and the classifier's short looks; both handle the end of the
+//! text without copying it, but for texts shorter than a window.
 
 use crate::simd::Kernels;
 
@@ -40,12 +42,81 @@ pub(crate) fn string_specials_at<const NON_ASCII: bool, K: Kernels>(
     }
 }
 
+/// The special bytes ([`Kernels::string_specials_64`]) of 64 bytes of a
+/// text, kept from one string to the next: the short strings of a message
+/// (member names, small values), a few bytes apart, share one
+/// classification instead of paying one each.
+pub(crate) struct Specials {
+    /// The window starts at `s[base]`...
+    base: usize,
+    /// ...and holds `covered` bytes of the text: 64, or fewer at its end.
+    covered: usize,
+    /// Bit `k` for `s[base + k]`; none past `covered`.
+    mask: u64,
+}
+
+impl Specials {
+    /// No window yet: the first look classifies one.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Specials {
+            base: 0,
+            covered: 0,
+            mask: 0,
+        }
+    }
+
+    /// The special bytes from `s[j]` (`j <= s.len()`, never before an
+    /// earlier `j` of the same text) to the end of the window: the mask
+    /// (bit 0 for `s[j]`), how many of its bytes exist, and the window's
+    /// width from `j`. The two differ only at the end of the text.
+    /// Classifies a new window from `j` when `j` is past the current one.
+    #[inline(always)]
+    pub(crate) fn from<const NON_ASCII: bool, K: Kernels>(
+        &mut self,
+        k: K,
+        s: &[u8],
+        j: usize,
+        e2: bool,
+    ) -> (u64, usize, usize) {
+        let off = j.wrapping_sub(self.base);
+        if off < self.covered {
+            return (self.mask >> off, self.covered - off, RUN - off);
+        }
+        self.classify::<NON_ASCII, K>(k, s, j, e2);
+        (self.mask, self.covered, RUN)
+    }
+
+    #[inline(always)]
+    fn classify<const NON_ASCII: bool, K: Kernels>(&mut self, k: K, s: &[u8], j: usize, e2: bool) {
+        self.base = j;
+        if let Some(run) = s.get(j..j + RUN) {
+            self.mask = k.string_specials_64::<NON_ASCII>(run.try_into().unwrap(), e2);
+            self.covered = RUN;
+        } else {
+            self.covered = s.len() - j;
+            self.mask = if let Some(from) = s.len().checked_sub(RUN) {
+                // The last 64 bytes of the text, shifted (all 64 of them
+                // when `j` is the end): no copy.
+                let last: &[u8; RUN] = s[from..].try_into().unwrap();
+                let mask = k.string_specials_64::<NON_ASCII>(last, e2);
+                mask.checked_shr((j - from) as u32).unwrap_or(0)
+            } else {
+                // A text shorter than a window: pad it with spaces, never special.
+                let mut padded = [b' '; RUN];
+                padded[..self.covered].copy_from_slice(&s[j..]);
+                k.string_specials_64::<NON_ASCII>(&padded, e2)
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::simd::portable::Portable;
 
-    fn scalar(block: &[u8], non_ascii: bool, e2: bool) -> u32 {
+    fn scalar(block: &[u8], non_ascii: bool, e2: bool) -> u64 {
         let special = |b: u8| {
             b == b'"' || b == b'\\' || b < 0x20 || (non_ascii && b >= 0x80) || (e2 && b == 0xE2)
         };
@@ -72,10 +143,45 @@ mod tests {
                     };
                     assert_eq!(covered, (s.len() - j).min(BLOCK));
                     assert_eq!(
-                        mask,
+                        u64::from(mask),
                         scalar(&s[j..j + covered], non_ascii, e2),
                         "{s:?} from {j}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_window_tells_the_specials_ahead_wherever_the_text_ends() {
+        let text: Vec<u8> = (0..150)
+            .map(|k| [b'x', b'"', 0x80, b'y', b'\\', 0x1F, b'z', 0xE2][k % 8])
+            .collect();
+        // Lengths and starts around the window's width and its multiples
+        // (fewer under Miri, where each call costs a thousand times more).
+        let lens: Vec<usize> = if cfg!(miri) {
+            vec![0, 1, 63, 64, 65, 128, 129]
+        } else {
+            (0..text.len()).collect()
+        };
+        for len in lens {
+            let s = &text[..len];
+            for step in [1, 5, 13, 64, 70] {
+                let firsts = if cfg!(miri) {
+                    0..=len.min(2)
+                } else {
+                    0..=len.min(66)
+                };
+                for first in firsts {
+                    let mut window = Specials::new();
+                    let mut j = first;
+                    while j <= len {
+                        let (mask, covered, width) = window.from::<false, _>(Portable, s, j, true);
+                        assert!(covered <= width && width <= RUN, "{len} {j}");
+                        assert!(covered == width || j + covered == len, "{len} {j}");
+                        assert_eq!(mask, scalar(&s[j..j + covered], false, true), "{len} {j}");
+                        j += step;
+                    }
                 }
             }
         }

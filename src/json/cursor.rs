@@ -1,5 +1,6 @@
 //! A position in a JSON text, and the moves every walker of JSON needs.
 
+use super::block::Specials;
 use super::is_whitespace;
 use crate::simd::Kernels;
 
@@ -9,12 +10,19 @@ pub(crate) struct Cursor<'a, K> {
     pub(crate) s: &'a [u8],
     pub(crate) i: usize,
     pub(crate) k: K,
+    /// The special bytes of the strings ahead, kept between strings.
+    pub(crate) strings: Specials,
 }
 
 impl<'a, K: Kernels> Cursor<'a, K> {
     #[inline(always)]
     pub(crate) fn new(s: &'a [u8], k: K) -> Self {
-        Cursor { s, i: 0, k }
+        Cursor {
+            s,
+            i: 0,
+            k,
+            strings: Specials::new(),
+        }
     }
 
     /// The byte at the cursor, or 0 at the end (0 is invalid wherever a byte is expected).

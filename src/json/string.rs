@@ -1,7 +1,7 @@
 //! JSON strings: validating one (escapes, control characters, strict UTF-8),
 //! skipping one already validated, and decoding a short one for comparison.
 
-use super::block::{string_specials_at, BLOCK, RUN};
+use super::block::{string_specials_at, Specials, BLOCK};
 use super::watch::Watch;
 use crate::simd::portable::Portable;
 use crate::simd::Kernels;
@@ -25,38 +25,26 @@ pub(crate) fn next_special_or_non_ascii(s: &[u8], mut i: usize) -> usize {
 /// checked the whole text already). Returns the index just past its closing
 /// quote, or `None` if invalid.
 ///
-/// Sixteen bytes are classified at once ([`string_specials_at`]); every
-/// special byte of a block is then handled from its bitmask, so a string
-/// dense with escapes or non-ASCII characters costs a few instructions per
-/// escape, not a new search.
+/// 64 bytes are classified at once, into `window` ([`Specials`]), which the
+/// next strings of the same text reuse while they lie in it; every special
+/// byte of a window is then handled from its bitmask, so a string dense with
+/// escapes or non-ASCII characters costs a few instructions per escape, not
+/// a new search.
 #[inline(always)]
 pub(crate) fn scan_string<const UTF8: bool, W: Watch, K: Kernels>(
     k: K,
+    window: &mut Specials,
     s: &[u8],
     i: usize,
     watch: &mut W,
 ) -> Option<usize> {
-    // Most strings end within 16 bytes; longer ones go 64 bytes a step, so
-    // that a window without a special byte is rare, and its branch predictable.
     let mut j = i + 1;
-    let mut wide = false;
     loop {
-        let (mask, covered, width) = match s.get(j..j + RUN) {
-            Some(run) if wide => (
-                k.string_specials_64::<UTF8>(run.try_into().unwrap(), W::LINE_SEPARATORS),
-                RUN,
-                RUN,
-            ),
-            _ => {
-                let (mask, covered) = string_specials_at::<UTF8, K>(k, s, j, W::LINE_SEPARATORS);
-                (u64::from(mask), covered, BLOCK)
-            }
-        };
+        let (mask, covered, width) = window.from::<UTF8, K>(k, s, j, W::LINE_SEPARATORS);
         match specials::<UTF8, W>(s, j, mask, covered, width, watch)? {
             Window::StringEnd(end) => return Some(end),
             Window::Next(next) => j = next,
         }
-        wide = true;
     }
 }
 
@@ -191,7 +179,7 @@ fn utf8_end(s: &[u8], i: usize) -> Option<usize> {
 /// cannot fail on a valid text).
 #[inline]
 pub(crate) fn skip_string(s: &[u8], i: usize) -> usize {
-    scan_string::<false, (), _>(Portable, s, i, &mut ()).unwrap_or(s.len())
+    scan_string::<false, (), _>(Portable, &mut Specials::new(), s, i, &mut ()).unwrap_or(s.len())
 }
 
 /// A decoded string of at most 8 bytes (enough for every JSON-RPC member name).

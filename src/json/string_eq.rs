@@ -2,6 +2,7 @@
 //! for byte, with no allocation: a host routes on `"tools\/call"` as on
 //! `"tools/call"` without decoding the method into a buffer.
 
+use super::block::Specials;
 use super::string::{hex4, scan_string, simple_escape};
 use crate::simd::portable::Portable;
 
@@ -12,7 +13,8 @@ use crate::simd::portable::Portable;
 /// escape is valid JSON but no Unicode character: it equals no text.
 pub(crate) fn string_token_eq(token: &[u8], text: &[u8]) -> bool {
     if token.first() != Some(&b'"')
-        || scan_string::<true, (), _>(Portable, token, 0, &mut ()) != Some(token.len())
+        || scan_string::<true, (), _>(Portable, &mut Specials::new(), token, 0, &mut ())
+            != Some(token.len())
     {
         return false;
     }

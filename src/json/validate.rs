@@ -127,7 +127,13 @@ impl<K: Kernels> Cursor<'_, K> {
                         continue;
                     }
                 }
-                b'"' => match scan_string::<UTF8, W, K>(self.k, self.s, self.i, watch) {
+                b'"' => match scan_string::<UTF8, W, K>(
+                    self.k,
+                    &mut self.strings,
+                    self.s,
+                    self.i,
+                    watch,
+                ) {
                     Some(end) => self.i = end,
                     None => return false,
                 },
@@ -200,7 +206,7 @@ impl<K: Kernels> Cursor<'_, K> {
         if W::STRUCTURE {
             watch.member_name(depth, self.i);
         }
-        match scan_string::<UTF8, W, K>(self.k, self.s, self.i, watch) {
+        match scan_string::<UTF8, W, K>(self.k, &mut self.strings, self.s, self.i, watch) {
             Some(end) => self.i = end,
             None => return false,
         }
@@ -223,8 +229,36 @@ impl<K: Kernels> Cursor<'_, K> {
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, any number of digits.
-    #[inline]
+    /// The cursor is on `-` or a digit.
+    #[inline(always)]
     fn number(&mut self) -> bool {
+        // Most numbers in messages are small integers ending before a
+        // delimiter: count the digits, and leave the rest to `number_tail`.
+        let s = self.s;
+        let mut i = self.i + usize::from(s[self.i] == b'-');
+        let first = s.get(i).copied().unwrap_or(0);
+        i += 1;
+        match first {
+            b'1'..=b'9' => {
+                while s.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            b'0' => {}
+            _ => return false,
+        }
+        match s.get(i) {
+            Some(b'.' | b'e' | b'E') => self.number_tail(i),
+            _ => {
+                self.i = i;
+                true
+            }
+        }
+    }
+
+    /// The fraction and exponent of a number whose integer part ends before `s[i]`.
+    #[inline(never)]
+    fn number_tail(&mut self, mut i: usize) -> bool {
         let s = self.s;
         let at = |i: usize| s.get(i).copied().unwrap_or(0);
         let digits = |mut i: usize| {
@@ -232,12 +266,6 @@ impl<K: Kernels> Cursor<'_, K> {
                 i += 1;
             }
             i
-        };
-        let mut i = self.i + usize::from(at(self.i) == b'-');
-        i = match at(i) {
-            b'0' => i + 1,
-            b'1'..=b'9' => digits(i + 1),
-            _ => return false,
         };
         if at(i) == b'.' {
             if !at(i + 1).is_ascii_digit() {
