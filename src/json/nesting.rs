@@ -1,16 +1,18 @@
-//! The stack of open containers, one bit per level: in a register for the
-//! first 64 levels, on the heap past them. Growing it is the only allocation
-//! validation makes, and it may fail without aborting.
+//! The stack of open containers, one bit per level: the innermost 64 levels
+//! in a register, shifted as containers open and close, the levels below
+//! them on the heap, a word per 64. Growing the heap part is the only
+//! allocation validation makes, and it may fail without aborting.
 
 /// Which containers are open, innermost last.
 pub(crate) struct Nesting {
     depth: usize,
-    /// Levels 0..64: bit set for an object, clear for an array.
-    low: u64,
-    /// Level `64 * (k + 1) + b` is bit `b` of `deep[k]`. Words are kept when
-    /// levels close (they are reused by the next deep container).
-    deep: Vec<u64>,
-    /// Growing `deep` failed: the text is too deep for the memory available.
+    /// The open levels from `64 * spilled.len()` up, the innermost in bit 0:
+    /// set for an object, clear for an array.
+    top: u64,
+    /// Full words of 64 levels each, outermost first, moved out of `top`
+    /// when a 65th level opened above them.
+    spilled: Vec<u64>,
+    /// Growing `spilled` failed: the text is too deep for the memory available.
     out_of_memory: bool,
 }
 
@@ -18,8 +20,8 @@ impl Nesting {
     pub(crate) fn new() -> Self {
         Nesting {
             depth: 0,
-            low: 0,
-            deep: Vec::new(),
+            top: 0,
+            spilled: Vec::new(),
             out_of_memory: false,
         }
     }
@@ -38,31 +40,23 @@ impl Nesting {
     /// changed, only when the heap part could not grow.
     #[inline]
     pub(crate) fn push(&mut self, object: bool) -> bool {
-        let (word, bit) = if self.depth < 64 {
-            (&mut self.low, self.depth)
-        } else {
-            let k = self.depth / 64 - 1;
-            if k == self.deep.len() && !self.grow() {
-                return false;
-            }
-            (&mut self.deep[k], self.depth % 64)
-        };
-        if object {
-            *word |= 1 << bit;
-        } else {
-            *word &= !(1 << bit);
+        if self.depth.is_multiple_of(64) && self.depth > 0 && !self.spill() {
+            return false;
         }
+        self.top = self.top << 1 | u64::from(object);
         self.depth += 1;
         true
     }
 
+    /// `top` holds 64 levels: moves them to the heap.
     #[cold]
-    fn grow(&mut self) -> bool {
-        if self.deep.try_reserve(1).is_err() {
+    fn spill(&mut self) -> bool {
+        if self.spilled.try_reserve(1).is_err() {
             self.out_of_memory = true;
             return false;
         }
-        self.deep.push(0);
+        self.spilled.push(self.top);
+        self.top = 0;
         true
     }
 
@@ -70,18 +64,22 @@ impl Nesting {
     #[inline]
     pub(crate) fn pop(&mut self) {
         self.depth -= 1;
+        self.top >>= 1;
+        if self.depth.is_multiple_of(64) && self.depth > 0 {
+            self.unspill();
+        }
+    }
+
+    /// `top` is empty and levels lie below it: brings the innermost 64 back.
+    #[cold]
+    fn unspill(&mut self) {
+        self.top = self.spilled.pop().unwrap_or(0);
     }
 
     /// True when the innermost open container is an object. Only called with `depth() > 0`.
     #[inline]
     pub(crate) fn in_object(&self) -> bool {
-        let top = self.depth - 1;
-        let word = if top < 64 {
-            self.low
-        } else {
-            self.deep[top / 64 - 1]
-        };
-        word & (1 << (top % 64)) != 0
+        self.top & 1 != 0
     }
 }
 
@@ -98,9 +96,9 @@ mod tests {
             assert_eq!(n.in_object(), kind(level), "level {level}");
         }
         assert_eq!(
-            n.deep.len(),
-            1000 / 64 - 1 + 1,
-            "one word per 64 levels past 64"
+            n.spilled.len(),
+            1000 / 64,
+            "one word per 64 levels below the top"
         );
         for level in (1..1000).rev() {
             n.pop();
@@ -109,5 +107,10 @@ mod tests {
         n.pop();
         assert_eq!(n.depth(), 0);
         assert!(!n.out_of_memory());
+        // Deep again after closing everything: the kinds come back right.
+        for level in 0..200 {
+            assert!(n.push(kind(level + 1)));
+            assert_eq!(n.in_object(), kind(level + 1));
+        }
     }
 }
