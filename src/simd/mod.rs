@@ -12,10 +12,10 @@
 //! has it (else the portable kernels), or what `MCP_STDIO_SIMD` asks for
 //! (`portable`, `avx2`, `avx512`; never above what the CPU has), or what
 //! [`force_simd_level`] sets. AVX-512 is not chosen by itself: on this
-//! project's AMD Zen 4 machine it measured 4-10% slower than AVX2 on every
-//! corpus (the validator compiled for it turns the 16-byte compares of
-//! short strings into mask-register code), so it runs only when asked for,
-//! until it wins (docs/PERFORMANCE.md). Code
+//! project's AMD Zen 4 machine it measured 4-11% slower than AVX2 on every
+//! corpus (a 512-bit compare is two 256-bit halves there, and its mask
+//! costs more to move than AVX2's), so it runs only when asked for
+//! (docs/PERFORMANCE.md). Code
 //! that uses the kernels is written once, generic over [`Kernels`], and run
 //! through [`dispatch`], which compiles it once per level, each copy with
 //! its target features enabled, and picks the copy at run time: one branch
