@@ -1,24 +1,28 @@
 package mcpstdio_test
 
 // Items are taken from the C reader in batches (batch.go): up to BatchMax
-// per cgo call, their bytes copied into arenas of ArenaSize bytes, an item
-// that does not fit handed over separately. These tests put the edges of
-// batches and arenas everywhere in a stream, read it in many chunkings,
-// and check every item, also after the items that followed it were read.
+// per cgo call, their bytes staged (StageSize bytes at most), then copied
+// to what is left of the last arena and to a new one (of MinArena bytes or
+// the rest of the batch's size), an item that does not fit in the stage
+// handed over separately.
+// These tests put the edges of batches, of the stage and of arenas
+// everywhere in a stream, read it in many chunkings, and check every item,
+// also after the items that followed it were read.
 
 import (
 	"fmt"
 	"io"
 	"math/rand"
+	"runtime"
 	"strings"
 	"testing"
 
 	mcpstdio "github.com/mcp-stdio/mcp-stdio/bindings/go"
 )
 
-// batchLimit is the line limit of these tests: lines longer than an arena
+// batchLimit is the line limit of these tests: lines longer than the stage
 // are messages, longer ones still too long.
-const batchLimit = 3 * mcpstdio.ArenaSize
+const batchLimit = 3 * mcpstdio.StageSize
 
 // item is one line of a test stream and the item it gives.
 type item struct {
@@ -56,11 +60,12 @@ func lineOf(kind mcpstdio.Kind, id, n int) item {
 	}
 }
 
-// batchStream builds a stream that hits the edges of batches and arenas:
-// runs of exactly BatchMax tiny items (and one more), items that fill an
-// arena exactly, items of BigItem and BigItem+1 bytes, of an arena and
-// more, too-long lines (no data) and invalid lines among them, blank lines
-// and CRLF, then random sizes.
+// batchStream builds a stream that hits the edges of batches, of the stage
+// and of arenas: runs of exactly BatchMax tiny items (and one more), items
+// that fill the stage exactly, batches that fill what is left of an arena
+// and go on in a new one, items of MinArena bytes and about, of the stage
+// and more, too-long lines (no data) and invalid lines among them, blank
+// lines and CRLF, then random sizes.
 func batchStream(seed int64) (string, []item) {
 	var items []item
 	id := 0
@@ -68,8 +73,8 @@ func batchStream(seed int64) (string, []item) {
 		id++
 		items = append(items, lineOf(kind, id, n))
 	}
-	for i := 0; i < 4; i++ { // an arena filled exactly by 4 items of BigItem bytes
-		add(mcpstdio.KindMessage, mcpstdio.BigItem)
+	for i := 0; i < 16; i++ { // the stage filled exactly
+		add(mcpstdio.KindMessage, mcpstdio.StageSize/16)
 	}
 	add(mcpstdio.KindMessage, 60) // then no room at all
 	for i := 0; i < mcpstdio.BatchMax; i++ {
@@ -78,13 +83,17 @@ func batchStream(seed int64) (string, []item) {
 	for i := 0; i < mcpstdio.BatchMax+1; i++ {
 		add(mcpstdio.KindParseError, 12)
 	}
-	for _, n := range []int{mcpstdio.BigItem + 1, mcpstdio.BigItem, mcpstdio.ArenaSize, mcpstdio.ArenaSize + 1,
-		mcpstdio.ArenaSize - 1, 1, batchLimit, 2 * mcpstdio.ArenaSize} {
+	for i := 0; i < 3*mcpstdio.MinArena/1000; i++ { // arenas of MinArena filled by batches of a few
+		add(mcpstdio.KindMessage, 1000)
+	}
+	for _, n := range []int{mcpstdio.StageSize / 2, mcpstdio.StageSize/2 + 1, mcpstdio.StageSize / 2,
+		mcpstdio.MinArena - 1, mcpstdio.MinArena, mcpstdio.MinArena + 1,
+		mcpstdio.StageSize, mcpstdio.StageSize + 1, mcpstdio.StageSize - 1, 1, batchLimit, 2 * mcpstdio.StageSize} {
 		add(mcpstdio.KindMessage, n)
 	}
 	add(mcpstdio.KindTooLong, 0)
 	add(mcpstdio.KindInvalidJSONRPC, 30)
-	add(mcpstdio.KindTooLong, mcpstdio.ArenaSize)
+	add(mcpstdio.KindTooLong, mcpstdio.StageSize)
 	rng := rand.New(rand.NewSource(seed))
 	kinds := []mcpstdio.Kind{mcpstdio.KindMessage, mcpstdio.KindMessage, mcpstdio.KindMessage,
 		mcpstdio.KindParseError, mcpstdio.KindInvalidJSONRPC}
@@ -94,11 +103,11 @@ func batchStream(seed int64) (string, []item) {
 		case r < 70:
 			n = 1 + rng.Intn(300)
 		case r < 95:
-			n = 1 + rng.Intn(2*mcpstdio.BigItem)
+			n = 1 + rng.Intn(8192)
 		case r < 99:
-			n = 1 + rng.Intn(2*mcpstdio.ArenaSize)
+			n = 1 + rng.Intn(2*mcpstdio.StageSize)
 		default:
-			add(mcpstdio.KindTooLong, rng.Intn(mcpstdio.ArenaSize))
+			add(mcpstdio.KindTooLong, rng.Intn(mcpstdio.StageSize))
 			continue
 		}
 		add(kinds[rng.Intn(len(kinds))], n)
@@ -292,5 +301,39 @@ func TestDecoderReuseData(t *testing.T) {
 		}
 		checkItems(t, fmt.Sprint("ReuseData, chunks of ", chunk), append(kept, got...), want)
 		d.Close()
+	}
+}
+
+// Items kept from a Decoder stay intact while many more are decoded and
+// the garbage collector reclaims the arenas of those dropped: a kept item
+// keeps its own arena alive, and arenas are never written again.
+func TestDecoderDataSurvivesGC(t *testing.T) {
+	s, want := batchStream(4)
+	for _, chunk := range []int{65536, 4099} {
+		var kept []mcpstdio.Message
+		var keptAt []int
+		for pass := 0; pass < 3; pass++ { // the stream three times: many more batches after the kept items
+			d := mcpstdio.NewDecoder(&chunkReader{s, chunk}, mcpstdio.JSONRPC(), mcpstdio.MaxLineLen(batchLimit))
+			for i := 0; ; i++ {
+				m, err := d.Decode()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("chunks of %d: Decode: %v", chunk, err)
+				}
+				if pass == 0 && (i < 20 || i%97 == 0) {
+					kept, keptAt = append(kept, m), append(keptAt, i)
+				}
+				if i%500 == 0 {
+					runtime.GC()
+				}
+			}
+		}
+		runtime.GC()
+		runtime.GC()
+		for j, m := range kept {
+			checkItems(t, fmt.Sprint("kept, chunks of ", chunk, ", item ", keptAt[j]), []mcpstdio.Message{m}, want[keptAt[j]:keptAt[j]+1])
+		}
 	}
 }

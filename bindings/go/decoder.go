@@ -12,7 +12,16 @@ const maxEmptyReads = 100
 // Decoder reads the items of a stream from an io.Reader, in chunks of 64
 // KiB. Like a bufio.Reader it may read ahead of the item it returns, and it
 // takes the items from the C reader in batches: one cgo call feeds a chunk
-// and takes up to 256 items.
+// and takes up to 512 items.
+//
+// Each item's Data is Go memory of its own, valid for as long as you keep
+// it (unless ReuseData). The items of a batch share one allocation, an
+// arena of up to 64 KiB (16 KiB when the items come a few at a time), each
+// Data a slice of it whose capacity is its length; an item that does not
+// fit in 64 KiB has a slice of its own. The trade-off: a Data you keep
+// keeps its whole arena alive, up to 64 KiB for one small message. Copy a
+// small item you keep for long among many you drop (append([]byte(nil),
+// m.Data...)) to let the rest go.
 //
 // A Decoder is not safe for concurrent use. It holds a LineReader: Close
 // frees it early (it is also freed at io.EOF, after an error, and by a
@@ -42,8 +51,10 @@ func NewDecoder(r io.Reader, opts ...Option) *Decoder {
 // before it; errors are sticky.
 func (d *Decoder) Decode() (Message, error) {
 	if !d.havePeek && d.err == nil {
-		if m, ok := d.lr.pop(); ok {
-			return m, nil
+		// Not d.lr.pop: the Message is built here, in the result (see
+		// batch.nextItem).
+		if kind, rpc, data, n, ok := d.lr.b.nextItem(); ok {
+			return Message{Kind: kind, RPCKind: rpc, Data: data, Len: n}, nil
 		}
 		return d.decode()
 	}
@@ -59,8 +70,8 @@ func (d *Decoder) Decode() (Message, error) {
 // (it may block). When it returns false, Decode returns the reason: io.EOF
 // or an error.
 func (d *Decoder) More() bool {
-	if d.havePeek {
-		return true
+	if d.havePeek || d.err == nil && d.lr.b.next < d.lr.b.n {
+		return true // the next item is taken already: Decode hands it out
 	}
 	m, err := d.decode()
 	if err != nil {
@@ -74,16 +85,17 @@ func (d *Decoder) More() bool {
 // of an item returned by Decode is then valid only until the next call to
 // Decode or More, which may overwrite it (as with bufio.Scanner.Bytes).
 // Copy what you keep. No memory is allocated per item any more: the Decoder
-// keeps one 16 KiB arena and one buffer as long as the longest item that
+// keeps one 64 KiB arena and one buffer as long as the longest item that
 // did not fit in it. For a consumer that handles each item at once (unmarshal
 // it, forward it), that saves the allocation and the garbage collection of
 // every item's bytes: on lines of 1 KiB and more, most of what the Decoder
 // adds to the C reader's own time. Items returned before the call are not
 // affected.
 func (d *Decoder) ReuseData() {
-	if d.lr != nil && !d.lr.b.reuse {
+	if d.lr != nil {
+		// The items already taken stay in their arena: only the next
+		// batches go to the stage.
 		d.lr.b.reuse = true
-		d.lr.b.arena, d.lr.b.used = nil, 0
 	}
 }
 

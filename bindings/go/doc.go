@@ -36,10 +36,10 @@
 //
 // Memory: every [Message] owns a Go copy of its bytes, so it stays valid
 // after later calls ([Decoder.ReuseData] trades that for speed). Items cross
-// from C to Go in batches, one cgo call for up to 256 items, their bytes in
-// shared 16 KiB arenas. A LineReader holds C memory: [LineReader.Close] frees it;
-// a finalizer frees a reader that was never closed, but do not rely on it for
-// timely release.
+// from C to Go in batches, one cgo call for up to 512 items, their bytes in
+// shared arenas of up to 64 KiB (a kept item keeps its arena alive). A
+// LineReader holds C memory: [LineReader.Close] frees it; a finalizer frees
+// a reader that was never closed, but do not rely on it for timely release.
 //
 // Concurrency: a LineReader or Decoder is not safe for concurrent use (like
 // a [bufio.Reader]): use it from one goroutine at a time. Different readers

@@ -116,9 +116,9 @@ type Message struct {
 	RPCKind RPCKind // RPCNone unless the JSONRPC option is on and Kind is KindMessage
 	// Data is the line, trimmed of surrounding space, tab and CR: a copy
 	// owned by Go, valid for as long as you keep it. Nil for KindTooLong.
-	// The Data of items taken together may share one backing array (16
-	// KiB), each with its capacity at its length, so an append to one
-	// never writes into another.
+	// The Data of items taken together may share one backing array (up to
+	// 64 KiB, which a kept item keeps alive), each with its capacity at
+	// its length, so an append to one never writes into another.
 	Data []byte
 	// Len is len(Data), except for KindTooLong: the bytes of the line
 	// received when the reader gave up.
