@@ -15,8 +15,12 @@ Writes into an output directory (default target/bench-corpus/):
                   trailing garbage, raw control characters, single quotes...)
 
   <name>.slice.ndjson   the first lines of each (>= --slice-mb MiB) for the 1-byte runs
-  encode-compact.docs   mixed messages, compact, NUL-separated (mcp_encode timing)
-  encode-pretty.docs    the same messages pretty-printed (indent=2), NUL-separated
+  encode-compact.docs   documents for mcp_encode timing, NUL-separated: half mixed messages
+                        (string-heavy), half tools/list results (structure-heavy), compact
+  encode-pretty.docs    the same documents pretty-printed (indent=2)
+  encode-small-compact.docs, encode-small-pretty.docs   the small corpus's messages as
+                        documents, as generated (compact) and pretty-printed
+  encode-mixed-compact.docs, encode-mixed-pretty.docs   the same of the mixed corpus
   cg-mixed.ndjson       fixed 4 MiB of mixed (callgrind; independent of --size-mb)
   cg-small.ndjson       fixed 1 MiB of small (callgrind), cg-small-256k.ndjson its first 256 KiB
   cg-encode-compact.docs, cg-encode-pretty.docs   fixed ~1 MiB each (callgrind)
@@ -404,7 +408,7 @@ def main():
 
     # Fixed workloads, independent of --size-mb: callgrind reads 4 MiB of mixed; mcp_encode
     # timing uses --encode-mb of documents (mixed messages and tools/list results, compact
-    # and pretty-printed), callgrind 1 MiB of them.
+    # and pretty-printed; and small and mixed messages alone), callgrind 1 MiB of the first.
     t = time.time()
     lines, ok = build("mixed", 4 * MIB)
     emit("cg-mixed", "cg-mixed.ndjson", lines, ok, corpus="mixed")
@@ -412,13 +416,18 @@ def main():
     emit("cg-small", "cg-small.ndjson", lines, ok, corpus="small")
     lines, ok = prefix(lines, ok, 256 * 1024)
     emit("cg-small-256k", "cg-small-256k.ndjson", lines, ok, corpus="small")
-    lines, ok = build("encode", int(args.encode_mb * MIB))
-    for name, limit in [("encode", int(args.encode_mb * MIB)), ("cg-encode", 1 * MIB)]:
-        docs, docs_ok = prefix(lines, ok, limit)
+    def emit_docs(name, docs, docs_ok):  # each line a document, compact as generated and pretty
         compact = [b.rstrip(b"\n") + b"\0" for b in docs]
         emit(f"{name}-compact", f"{name}-compact.docs", compact, docs_ok, separator="NUL")
         pretty_docs = [pretty(b) + b"\0" for b in docs]
         emit(f"{name}-pretty", f"{name}-pretty.docs", pretty_docs, docs_ok, separator="NUL")
+
+    lines, ok = build("encode", int(args.encode_mb * MIB))
+    for name, limit in [("encode", int(args.encode_mb * MIB)), ("cg-encode", 1 * MIB)]:
+        emit_docs(name, *prefix(lines, ok, limit))
+    # Issue 12 measures encode on the reader's own traffic too: small records and mixed ones.
+    for kind in ["small", "mixed"]:
+        emit_docs(f"encode-{kind}", *build(kind, int(args.encode_mb * MIB)))
     print(f"encode and callgrind inputs written ({time.time() - t:.1f}s)")
 
     manifest = {

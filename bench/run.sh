@@ -335,7 +335,10 @@ fi
 
 encoders="mcp_encode mcp_encode_to"
 wants sonic-rs && encoders+=" sonic-rs"
-step "mcp_encode, mcp_encode_to (a reused buffer)$(wants sonic-rs && echo ' and sonic-rs minify (Value + to_writer)'): compact and pretty-printed documents (${encode_mb} MiB of each)"
+# The documents (encode-KIND.docs, bench/corpus.py): compact/pretty are mixed messages and
+# tools/list results; small-* and mixed-* the small and mixed corpora's messages alone.
+encode_kinds="compact pretty small-compact small-pretty mixed-compact mixed-pretty"
+step "mcp_encode, mcp_encode_to (a reused buffer)$(wants sonic-rs && echo ' and sonic-rs minify (Value + to_writer)'): compact and pretty-printed documents (${encode_mb} MiB of each kind: $encode_kinds)"
 encode_cmd() { # ENCODER KIND
     case "$1" in
     sonic-rs) "$out/sonic-rs/release/sonic-rs-runner" encode "$1" "$2" "$corpus_dir/encode-$2.docs" "$runs" ;;
@@ -343,7 +346,7 @@ encode_cmd() { # ENCODER KIND
     esac
 }
 for encoder in $encoders; do
-    for kind in compact pretty; do
+    for kind in $encode_kinds; do
         if line="$(encode_cmd "$encoder" "$kind" 2>"$logs/$encoder.$kind.log")"; then
             echo "$line" | tee -a "$results"
         else
