@@ -22,23 +22,39 @@ pub(crate) fn string_specials_at<const NON_ASCII: bool, K: Kernels>(
     j: usize,
     e2: bool,
 ) -> (u32, usize) {
-    if let Some(block) = s.get(j..j + BLOCK) {
-        (
-            k.string_specials_16::<NON_ASCII>(block.try_into().unwrap(), e2),
-            BLOCK,
-        )
-    } else if let Some(from) = s.len().checked_sub(BLOCK) {
-        // The last 16 bytes of the text, shifted: no copy.
-        let last: &[u8; BLOCK] = s[from..].try_into().unwrap();
-        (
-            k.string_specials_16::<NON_ASCII>(last, e2) >> (j - from),
-            s.len() - j,
-        )
+    let (mask, covered) = window_at::<BLOCK>(s, j, |block| {
+        u64::from(k.string_specials_16::<NON_ASCII>(block, e2))
+    });
+    // Bits past the 16th never come out of a 16-byte mask.
+    (mask as u32, covered)
+}
+
+/// What `classify` says of the (up to) `N` bytes of `s` from `j <= s.len()`
+/// (bit `k` for `s[j + k]`), and how many bytes that covers: `N`, or fewer
+/// at the end of `s`, where no bit is set past it. At the end the last `N`
+/// bytes of the text are classified and shifted (no copy), unless the text
+/// is shorter than `N`: it is then padded with spaces, never special.
+#[inline(always)]
+fn window_at<const N: usize>(
+    s: &[u8],
+    j: usize,
+    classify: impl Fn(&[u8; N]) -> u64,
+) -> (u64, usize) {
+    if let Some(window) = s.get(j..j + N) {
+        (classify(window.try_into().unwrap()), N)
+    } else if let Some(from) = s.len().checked_sub(N) {
+        let (mask, shift) = (classify(s[from..].try_into().unwrap()), j - from);
+        // `shift <= N`: all 64 bits go when a 64-byte window ends at `j`.
+        let mask = if N < 64 || shift < 64 {
+            mask >> shift
+        } else {
+            0
+        };
+        (mask, s.len() - j)
     } else {
-        // A text shorter than a block: pad it with spaces, which are never special.
-        let mut padded = [b' '; BLOCK];
+        let mut padded = [b' '; N];
         padded[..s.len() - j].copy_from_slice(&s[j..]);
-        (k.string_specials_16::<NON_ASCII>(&padded, e2), s.len() - j)
+        (classify(&padded), s.len() - j)
     }
 }
 
@@ -90,24 +106,8 @@ impl Specials {
     #[inline(always)]
     fn classify<const NON_ASCII: bool, K: Kernels>(&mut self, k: K, s: &[u8], j: usize, e2: bool) {
         self.base = j;
-        if let Some(run) = s.get(j..j + RUN) {
-            self.mask = k.string_specials_64::<NON_ASCII>(run.try_into().unwrap(), e2);
-            self.covered = RUN;
-        } else {
-            self.covered = s.len() - j;
-            self.mask = if let Some(from) = s.len().checked_sub(RUN) {
-                // The last 64 bytes of the text, shifted (all 64 of them
-                // when `j` is the end): no copy.
-                let last: &[u8; RUN] = s[from..].try_into().unwrap();
-                let mask = k.string_specials_64::<NON_ASCII>(last, e2);
-                mask.checked_shr((j - from) as u32).unwrap_or(0)
-            } else {
-                // A text shorter than a window: pad it with spaces, never special.
-                let mut padded = [b' '; RUN];
-                padded[..self.covered].copy_from_slice(&s[j..]);
-                k.string_specials_64::<NON_ASCII>(&padded, e2)
-            };
-        }
+        (self.mask, self.covered) =
+            window_at::<RUN>(s, j, |run| k.string_specials_64::<NON_ASCII>(run, e2));
     }
 }
 
