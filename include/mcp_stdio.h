@@ -100,10 +100,14 @@
 /**
  * `mcp_transport_open_stdio` flag: protect the protocol stream from stray
  * output. The transport writes to a private duplicate of descriptor 1
- * (close-on-exec), and descriptor 1 is pointed at stderr, so a `printf`,
- * a library that logs to stdout or a child that inherits it can no longer
- * corrupt the stream. Descriptor 1 stays pointed at stderr after close and
- * free.
+ * (close-on-exec, above 2), and descriptor 1 is pointed at stderr (at
+ * `/dev/null` in a process without one, started with `2>&-`), so a
+ * `printf`, a library that logs to stdout or a child that inherits it can
+ * no longer corrupt the stream. Descriptor 1 stays so after close and
+ * free. When stdin and stdout are one socket (inetd style, `socat`), the
+ * end of the transport's write side shuts the socket down for writing,
+ * so the host sees the end of the stream although descriptor 0 keeps the
+ * socket open.
  */
 #define MCP_TRANSPORT_GUARD_STDOUT (1 << 1)
 #endif
@@ -1235,9 +1239,21 @@ McpStatus mcp_transport_next_deadline(struct McpTransport *t,
  * has already arrived before it times a request out, so an answer that came
  * in time is a response even if `next_event` was called late.
  *
+ * The timeout holds whatever the peer sends: bytes that give no event
+ * (blank lines, the rest of a line too long) are read at most 16 reads of
+ * 64 KiB (1 MiB) at a time before the time is looked at, so timeout 0
+ * returns `MCP_STATUS_NO_MESSAGE` after at most that much. A descriptor
+ * transport reads only when no line it read is waiting to be taken, so it
+ * holds at most the line limit and one read (64 KiB) of lines, whatever
+ * the pace at which events are taken (`docs/contract.md`, §Bounds).
+ *
  * The event's data is valid until the next `next_event` (whatever it
  * returns), `receive` or `receive_end` on `t`, or its free. A receiving
- * call: one thread at a time; sends from other threads wake it.
+ * call: one thread at a time; sends from other threads wake it. It holds
+ * the transport's lock while it moves bytes (one read or write, judging
+ * the lines read: one step), not while it waits: a send, `close` or
+ * `next_deadline` from another thread waits for that step at most, never
+ * for the peer.
  *
  * # Safety
  * `t` is NULL or a live transport; `ev` is NULL or points to writable
@@ -1256,11 +1272,13 @@ McpStatus mcp_transport_next_event(struct McpTransport *t,
  * reading closes the transport instead.
  *
  * The transport owns the descriptors and closes them (the write side when
- * closing ends, the rest at free), unless `flags` has
+ * closing ends, the rest at free; an owned socket is also shut down for
+ * writing then, whatever other descriptor holds it), unless `flags` has
  * `MCP_TRANSPORT_BORROW_FDS`: then it never closes them and at free gives
  * them back the flags it changed. Defaults as `mcp_transport_new`. Each
  * transport also holds one descriptor of its own (to be woken by other
- * threads), close-on-exec.
+ * threads), close-on-exec, numbered above 2 even in a process that closed
+ * 0, 1 or 2.
  *
  * Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
  * `mcp_transport_free`), or, with nothing created and the descriptors not
@@ -1316,7 +1334,8 @@ McpStatus mcp_transport_open_stdio(uint32_t flags,
  * then call `mcp_transport_next_event(t, 0, &ev)` until it returns
  * `MCP_STATUS_NO_MESSAGE`, and ask again: the set changes. Take every
  * event before you wait: events already received do not make a
- * descriptor ready.
+ * descriptor ready. Each call empties the wake-up descriptor, so that
+ * nothing left in it makes the loop's poll return at once for ever.
  *
  * A memory transport gives 0 descriptors and the time to its next deadline
  * (as `mcp_transport_next_deadline`). After `MCP_EVENT_CLOSED` a descriptor
@@ -1606,19 +1625,50 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  *   grace), SIGTERM goes to its process group at `grace_ms` if it has not
  *   exited, SIGKILL at twice `grace_ms`. `next_event` drives it; answers
  *   still arriving are delivered.
- * - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
- *   its stdout and stderr have ended, or once its group was sent SIGKILL
- *   and the server reaped (a grandchild holding the pipes cannot keep it
- *   open; a server stuck in the kernel is waited for 1 s); pending requests
- *   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
- *   `term_signal` say how it ended.
+ * - `MCP_EVENT_CLOSED` comes once the server has exited and its stdout and
+ *   stderr have ended, or once its group was sent SIGKILL and the server's
+ *   exit was seen (a grandchild holding the pipes cannot keep it open; a
+ *   server stuck in the kernel, or held by a tracer, is waited for 1 s);
+ *   pending requests get `MCP_EVENT_REQUEST_FAILED` just before.
+ *   `exit_code` and `term_signal` say how it ended (-1 and 0: unknown).
  * - A server that exits by itself, or closes its stdout, closes the
  *   transport the same way (with a 2 s grace: its stdin is closed, SIGTERM
  *   comes 2 s later if it still runs, SIGKILL 4 s later). To restart it,
  *   spawn the same command again.
  * - `mcp_transport_free` on an open transport closes it with a 2 s grace
  *   (or on an earlier close's schedule) and waits: at most about twice the
- *   grace. The server is always reaped, whatever the order of calls.
+ *   grace plus 1 s. The server is reaped, whatever the order of calls; one
+ *   that cannot be reaped by then (a tracer holds it, it is stuck in the
+ *   kernel) is not waited for: the next `mcp_transport_spawn` or
+ *   `mcp_transport_free` of any transport reaps it once it can.
+ *
+ * What the host must know:
+ * - The server's pid is also its process group's id. Its exit is noticed
+ *   without reaping it: until no group signal is to come (the transport
+ *   ended, or SIGKILL was sent), the exited server stays a zombie, which
+ *   keeps that id from being given to another process, so that the
+ *   shutdown signals can only reach the server's own group.
+ * - A host whose own SIGCHLD handler reaps children (`waitpid(-1, ...)`),
+ *   or that ignores SIGCHLD (or sets `SA_NOCLDWAIT`), takes the server's
+ *   exit status (`CLOSED` then says -1 and 0) and frees its pid, and the
+ *   group's id, as soon as it exits. The library then signals the group
+ *   only through the server's pidfd, which names that group and no other
+ *   (Linux 6.9+); on older kernels only the server itself, through its
+ *   pidfd, and its children are not reached.
+ * - Descendants that leave the server's process group (`setsid`,
+ *   `setpgid`: daemons, some wrappers) are not reached by the shutdown
+ *   signals, and the library does nothing more about them: once the server
+ *   is gone and its group sent SIGKILL, `CLOSED` comes even while they
+ *   still hold its stdout or stderr.
+ * - A host that forks without exec while a transport is open gives its
+ *   child copies of the server's pipes (they are close-on-exec, not
+ *   close-on-fork): the server sees no end of its stdin until that child
+ *   exits or execs.
+ * - The library's descriptors (pipes, the wake-up, the pidfd,
+ *   `/dev/null`) never take the numbers 0, 1, 2, also in a host that
+ *   closed them; the server gets its stdin, stdout and stderr as 0, 1, 2
+ *   whatever the host closed (`/dev/null` as stderr with
+ *   `MCP_STDERR_INHERIT` in a host without one).
  *
  * `flags`: 0 or `MCP_TRANSPORT_KILL_ON_HOST_EXIT`.
  *

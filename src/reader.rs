@@ -230,6 +230,12 @@ impl LineReader {
         self.buf.len() - self.pos + held_bom
     }
 
+    /// A complete line (or a too-long report) waits to be taken: reading
+    /// more now would only grow the buffer.
+    pub(crate) fn line_waiting(&self) -> bool {
+        self.pos < self.tail || !self.events.is_empty()
+    }
+
     /// The memory the reader's buffer holds, in bytes (for monitoring).
     pub fn capacity(&self) -> usize {
         self.buf.capacity()

@@ -42,6 +42,28 @@ pub(crate) fn set_errno(value: c_int) {
     };
 }
 
+/// Moves a descriptor the library just made (close-on-exec) to a number
+/// above 2, when it got one of 0, 1, 2 because the host had closed them:
+/// the library never holds the standard descriptors' numbers, which a
+/// later `dup2`, a child's stdio or the host's own reopening would take
+/// for stdin, stdout or stderr. `Err(errno)` with `fd` closed.
+pub(crate) fn move_above_stdio(fd: c_int) -> Result<c_int, c_int> {
+    if fd > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: duplicates a descriptor the caller owns (close-on-exec, at 3
+    // or above), then closes the original once.
+    let moved = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    let errno = last_errno();
+    // SAFETY: as above.
+    unsafe { libc::close(fd) };
+    if moved < 0 {
+        Err(errno)
+    } else {
+        Ok(moved)
+    }
+}
+
 /// One read(2) of at most `max` bytes from `fd`, appended to `buf`, which
 /// has room for them (`LineReader::append_with` reserved it); EINTR is
 /// retried. The bytes read (0: end of file), or the errno.

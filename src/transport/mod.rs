@@ -368,6 +368,14 @@ impl Transport {
         self.reader.buffered_len() > 0
     }
 
+    /// A received line (or a too-long report) waits to be taken: a driver
+    /// reads more only when none does, so that what it holds stays within
+    /// the line limit and one read.
+    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    pub(crate) fn line_waiting(&self) -> bool {
+        self.reader.line_waiting()
+    }
+
     /// The peer closed its end: a last line without a newline still counts;
     /// then the transport closes (pending requests get
     /// [`Event::RequestFailed`], then [`Event::Closed`]). Calling it again

@@ -1,26 +1,68 @@
 //! The process behind a spawned transport: noticing its exit (a pidfd where
-//! Linux has one, else `waitpid(WNOHANG)` on every turn of the loop),
-//! reaping it, and the end of the shutdown sequence: SIGTERM to its process
-//! group at the grace, SIGKILL at twice the grace.
+//! Linux has one, else a look every `POLL_EXIT`), the end of the shutdown
+//! sequence (SIGTERM to its process group at the grace, SIGKILL at twice
+//! the grace), and reaping it, never before its last group signal.
+//!
+//! The server's pid is also its process group's id. Reaping the server
+//! frees that number, and a group signal sent after that may reach a
+//! stranger that was given it (most likely the host's next server, itself a
+//! group leader). So the exit is noticed without reaping (`waitid` with
+//! `WNOWAIT`: the zombie keeps the number reserved), and the server is
+//! reaped only once no group signal is to come. Where the number cannot be
+//! kept (someone else reaped the server: a host's SIGCHLD handler, or
+//! SIGCHLD ignored), the group is signalled only through the pidfd, which
+//! names the group the server led and no other (`PIDFD_SIGNAL_PROCESS_GROUP`,
+//! Linux 6.9), or else only the server itself through its pidfd, or not at
+//! all.
+//!
+//! A server that cannot be reaped in time (a tracer holds it, or it is
+//! stuck in the kernel) is not waited for: its pid goes on a list of waits
+//! still owed, which every later spawn and free tries again (`reap_owed`),
+//! so that no thread of ours is needed and no call blocks.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_uint};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// How often a wait looks at the process where no pidfd tells its exit.
+use super::super::fd::{last_errno, move_above_stdio};
+
+/// How often a wait looks at the process where no pidfd tells its exit (or
+/// the pidfd told it, but its status cannot be had yet).
 pub(super) const POLL_EXIT: Duration = Duration::from_millis(20);
 
 /// How long after SIGKILL its exit status is awaited before the end comes
 /// without it (a process stuck in the kernel may take that long to die).
-const REAP_AFTER_KILL: Duration = Duration::from_secs(1);
+pub(super) const REAP_AFTER_KILL: Duration = Duration::from_secs(1);
+
+/// How the server ended, once known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    /// It exited with this code.
+    Code(c_int),
+    /// A signal ended it.
+    Signal(c_int),
+    /// Gone, but its status was taken by someone else.
+    Unknown,
+}
 
 #[derive(Debug)]
 pub(super) struct Child {
     /// The server, leader of its own process group (pgid == pid).
     pid: libc::pid_t,
-    /// Readable once the process exited (Linux 5.3+), close-on-exec.
+    /// Readable once the process exited (Linux 5.3+), close-on-exec, above
+    /// descriptor 2.
     pidfd: Option<c_int>,
-    /// Its wait status, once reaped.
-    status: Option<c_int>,
+    /// How it ended, once noticed (it may not be reaped yet).
+    exit: Option<Exit>,
+    /// Its pid is no longer ours to wait for: reaped by us, or by someone
+    /// else (then its number, and the group's, may already be reused).
+    reaped: bool,
+    /// Someone else reaped it: the group id is no longer provably ours.
+    lost: bool,
+    /// The pidfd said it ended but no status could be had (a tracer holds
+    /// it): looked at every `POLL_EXIT` from now on, not through the pidfd,
+    /// which would stay readable and make every wait return at once.
+    pidfd_spent: bool,
     /// When SIGTERM and SIGKILL go to the group (set by close).
     term_at: Option<Instant>,
     kill_at: Option<Instant>,
@@ -33,7 +75,10 @@ impl Child {
         Child {
             pid,
             pidfd: pidfd_open(pid),
-            status: None,
+            exit: None,
+            reaped: false,
+            lost: false,
+            pidfd_spent: false,
             term_at: None,
             kill_at: None,
             termed: false,
@@ -45,42 +90,84 @@ impl Child {
         self.pid
     }
 
-    /// The descriptor to poll for its exit, while it has not been reaped.
+    /// The descriptor to poll for its exit, until the exit is taken (an
+    /// exited server's pidfd stays readable: polled again, it would make
+    /// every wait return at once).
     pub(super) fn pidfd(&self) -> Option<c_int> {
-        self.pidfd.filter(|_| self.status.is_none())
+        self.pidfd
+            .filter(|_| self.exit.is_none() && !self.pidfd_spent)
     }
 
-    /// Without a pidfd, a wait must look again at the latest then.
+    /// Nothing but a look now and then tells the exit.
     pub(super) fn needs_polling(&self) -> bool {
-        self.pidfd.is_none() && self.status.is_none()
+        self.exit.is_none() && (self.pidfd.is_none() || self.pidfd_spent)
     }
 
-    /// Reaps it if it exited; true once reaped.
-    pub(super) fn reap(&mut self) -> bool {
-        if self.status.is_none() {
-            let mut status = 0;
-            // SAFETY: waits only for our own child, without blocking.
-            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-            if r == self.pid {
-                self.status = Some(status);
-            } else if r < 0 && crate::ffi::fd::last_errno() == libc::ECHILD {
-                // Reaped by someone else (a SIGCHLD handler of the host's, or
-                // SIGCHLD ignored): gone, its status unknown.
-                self.status = Some(-1);
-            }
+    /// Looks whether it exited, without reaping it; true once it has.
+    /// `pidfd_said`: its pidfd was reported readable.
+    pub(super) fn check_exit(&mut self, pidfd_said: bool) -> bool {
+        if self.exit.is_some() {
+            return true;
         }
-        self.status.is_some()
+        // SAFETY: `siginfo_t` is plain data; zeroed is a valid value, and
+        // si_pid stays 0 when no child has a status to report.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits only for our own child, without blocking and
+        // without reaping it (WNOWAIT); `info` is writable.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            // SAFETY: waitid filled `info` (or left it zeroed).
+            let (pid, code, status) = unsafe { (info.si_pid(), info.si_code, info.si_status()) };
+            if pid == self.pid {
+                self.exit = Some(if code == libc::CLD_EXITED {
+                    Exit::Code(status)
+                } else {
+                    Exit::Signal(status)
+                });
+            } else if pidfd_said {
+                self.pidfd_spent = true; // gone, but held: look now and then
+            }
+        } else if last_errno() == libc::ECHILD {
+            // Reaped by someone else (a SIGCHLD handler of the host's, or
+            // SIGCHLD ignored): gone, its status unknown, its pid free.
+            self.exit = Some(Exit::Unknown);
+            self.reaped = true;
+            self.lost = true;
+        }
+        self.exit.is_some()
     }
 
     pub(super) fn exited(&self) -> bool {
-        self.status.is_some()
+        self.exit.is_some()
+    }
+
+    /// Reaps it once it exited. Called when no group signal is to come any
+    /// more: the transport ended, or SIGKILL was sent.
+    pub(super) fn release(&mut self) {
+        if self.reaped || !self.check_exit(false) {
+            return;
+        }
+        let mut status = 0;
+        // SAFETY: waits only for our own child, which has exited, without
+        // blocking.
+        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        if r == self.pid || (r < 0 && last_errno() == libc::ECHILD) {
+            self.reaped = true;
+        }
     }
 
     /// The group was sent SIGKILL and the server's status came (or did
     /// not come in `REAP_AFTER_KILL`): the end has come, whatever is left.
     pub(super) fn killed(&self, now: Instant) -> bool {
         self.killed
-            && (self.status.is_some() || self.kill_at.is_some_and(|at| at + REAP_AFTER_KILL <= now))
+            && (self.exit.is_some() || self.kill_at.is_some_and(|at| at + REAP_AFTER_KILL <= now))
     }
 
     /// The group was sent SIGKILL (its status may not have come yet).
@@ -109,22 +196,43 @@ impl Child {
     }
 
     /// Sends what is due. The group is signalled even after its leader
-    /// exited: a wrapper's children (`npx`, `uvx`) may still hold the pipes.
+    /// exited: a wrapper's children (`npx`, `uvx`) may still hold the
+    /// pipes. After SIGKILL no group signal is to come: the server is
+    /// reaped if it can be.
     pub(super) fn signal_due(&mut self, now: Instant) {
         if !self.termed && self.term_at.is_some_and(|at| at <= now) {
             self.termed = true;
-            self.signal(libc::SIGTERM);
+            self.signal_group(libc::SIGTERM);
         }
         if !self.killed && self.kill_at.is_some_and(|at| at <= now) {
             self.killed = true;
-            self.signal(libc::SIGKILL);
-            self.reap();
+            self.signal_group(libc::SIGKILL);
+            self.release();
         }
     }
 
-    fn signal(&self, signal: c_int) {
-        // SAFETY: kill(2) on our child's own group (ESRCH when it is empty).
-        unsafe { libc::kill(-self.pid, signal) };
+    /// Sends `signal` to the server's process group, if that group is still
+    /// provably the server's; else to what the pidfd can still reach.
+    fn signal_group(&mut self, signal: c_int) {
+        // The group through the pidfd: names the very group the server led,
+        // whatever became of its number (Linux 6.9+; EINVAL before).
+        if self
+            .pidfd
+            .is_some_and(|fd| pidfd_send_signal(fd, signal, PIDFD_SIGNAL_PROCESS_GROUP) == Ok(()))
+        {
+            return;
+        }
+        // By number: only while the server is unreaped (its zombie keeps the
+        // number) and the host does not reap behind our back.
+        self.check_exit(false);
+        if !self.reaped && !self.lost && !sigchld_reaps_by_itself() {
+            // SAFETY: kill(2) on our child's own group, whose id its unreaped
+            // leader keeps reserved (ESRCH when the group is empty).
+            unsafe { libc::kill(-self.pid, signal) };
+        } else if let Some(fd) = self.pidfd {
+            // Only the server itself (ESRCH once it is gone).
+            let _ = pidfd_send_signal(fd, signal, 0);
+        }
     }
 
     /// The next signal's time, while one is to come; after SIGKILL, the
@@ -134,7 +242,7 @@ impl Child {
             self.term_at
         } else if !self.killed {
             self.kill_at
-        } else if self.status.is_none() {
+        } else if self.exit.is_none() {
             self.kill_at.map(|at| at + REAP_AFTER_KILL)
         } else {
             None
@@ -143,34 +251,43 @@ impl Child {
 
     /// For `MCP_EVENT_CLOSED`: the exit status, or -1.
     pub(super) fn exit_code(&self) -> i32 {
-        match self.status {
-            Some(s) if s >= 0 && libc::WIFEXITED(s) => libc::WEXITSTATUS(s),
+        match self.exit {
+            Some(Exit::Code(code)) => code,
             _ => -1,
         }
     }
 
     /// For `MCP_EVENT_CLOSED`: the signal that killed it, or 0.
     pub(super) fn term_signal(&self) -> i32 {
-        match self.status {
-            Some(s) if s >= 0 && libc::WIFSIGNALED(s) => libc::WTERMSIG(s),
+        match self.exit {
+            Some(Exit::Signal(signal)) => signal,
             _ => 0,
         }
     }
 }
 
 impl Drop for Child {
-    /// Never leaves a zombie: a child not reaped yet is killed with its group
-    /// (unless it was already) and waited for.
+    /// Never leaves a zombie for long, never blocks for long: a server not
+    /// reaped yet is killed with its group (unless it was already), given
+    /// `REAP_AFTER_KILL` at most, and if it still cannot be reaped its pid
+    /// goes on the list of waits owed.
     fn drop(&mut self) {
-        if !self.reap() {
-            if !self.killed {
-                self.signal(libc::SIGKILL);
+        if !self.reaped {
+            if !self.killed && !self.check_exit(false) {
+                self.killed = true;
+                self.signal_group(libc::SIGKILL);
             }
-            let mut status = 0;
-            // SAFETY: waits for our own child, which was sent SIGKILL.
-            while unsafe { libc::waitpid(self.pid, &mut status, 0) } < 0
-                && crate::ffi::fd::last_errno() == libc::EINTR
-            {}
+            let give_up = Instant::now() + REAP_AFTER_KILL;
+            loop {
+                self.release();
+                if self.reaped || Instant::now() >= give_up {
+                    break;
+                }
+                wait_for_exit(self.pidfd.filter(|_| !self.pidfd_spent), give_up);
+            }
+            if !self.reaped {
+                owe_wait(self.pid);
+            }
         }
         if let Some(fd) = self.pidfd {
             // SAFETY: the child owns its pidfd; closed once.
@@ -179,16 +296,110 @@ impl Drop for Child {
     }
 }
 
-/// A pidfd for `pid` (Linux 5.3+), or `None`.
+/// Waits until `pidfd` is readable or `POLL_EXIT` (at most until `until`).
+fn wait_for_exit(pidfd: Option<c_int>, until: Instant) {
+    let left = until
+        .saturating_duration_since(Instant::now())
+        .min(POLL_EXIT);
+    let ms = left.as_millis().max(1) as c_int;
+    let mut set = libc::pollfd {
+        fd: pidfd.unwrap_or(-1), // poll ignores a negative descriptor: a sleep
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd entry.
+    unsafe { libc::poll(&mut set, 1, ms) };
+}
+
+// ---- Waits owed ----
+
+/// Servers that could not be reaped when their transport was freed.
+static OWED: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Remembers that `pid` (our child, killed) is still to be reaped.
+fn owe_wait(pid: libc::pid_t) {
+    if let Ok(mut owed) = OWED.lock() {
+        // A failed allocation leaves a zombie until the host exits: better
+        // than blocking.
+        if owed.try_reserve(1).is_ok() {
+            owed.push(pid);
+        }
+    }
+}
+
+/// Reaps the servers of earlier transports that could not be reaped when
+/// they were freed, those that can be now. Called at every spawn and free.
+pub(super) fn reap_owed() {
+    let Ok(mut owed) = OWED.lock() else {
+        return;
+    };
+    owed.retain(|&pid| {
+        let mut status = 0;
+        // SAFETY: waits only for a child of ours, without blocking.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        r == 0 || (r < 0 && last_errno() == libc::EINTR) // still owed
+    });
+}
+
+// ---- The platform's calls ----
+
+/// `pidfd_send_signal` flag (Linux 6.9): the signal goes to the process
+/// group the pidfd's process leads. (Not in the libc crate for every target.)
+const PIDFD_SIGNAL_PROCESS_GROUP: c_uint = 1 << 2;
+
+/// The host's SIGCHLD disposition makes the kernel reap children by itself
+/// (SIG_IGN, or SA_NOCLDWAIT): an exited server leaves no zombie, so its
+/// number is free the moment it exits.
+fn sigchld_reaps_by_itself() -> bool {
+    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: a NULL new action only reads the current one into `old`.
+    if unsafe { libc::sigaction(libc::SIGCHLD, std::ptr::null(), old.as_mut_ptr()) } != 0 {
+        return true; // cannot tell: assume the worst
+    }
+    // SAFETY: sigaction succeeded and wrote `old`.
+    let old = unsafe { old.assume_init() };
+    old.sa_sigaction == libc::SIG_IGN || old.sa_flags & libc::SA_NOCLDWAIT != 0
+}
+
+/// A pidfd for `pid` (Linux 5.3+), above descriptor 2, or `None`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn pidfd_open(pid: libc::pid_t) -> Option<c_int> {
     // SAFETY: the pidfd_open system call takes a pid and flags; it returns a
     // new descriptor (close-on-exec) or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    (fd >= 0).then_some(fd as c_int)
+    if fd < 0 {
+        return None;
+    }
+    move_above_stdio(fd as c_int).ok()
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn pidfd_open(_pid: libc::pid_t) -> Option<c_int> {
     None
+}
+
+/// `pidfd_send_signal(pidfd, signal, NULL, flags)`; the errno on failure.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn pidfd_send_signal(pidfd: c_int, signal: c_int, flags: c_uint) -> Result<(), c_int> {
+    // SAFETY: the system call takes a descriptor, a signal number, a NULL
+    // siginfo (the kernel fills one as kill(2) does) and flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd,
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            flags,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(last_errno())
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn pidfd_send_signal(_pidfd: c_int, _signal: c_int, _flags: c_uint) -> Result<(), c_int> {
+    Err(libc::ENOSYS)
 }

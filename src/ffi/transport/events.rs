@@ -67,6 +67,11 @@ pub(super) fn millis_to_deadline(inner: &Inner) -> i32 {
 
 // ---- Events ----
 
+/// Reads (of up to 64 KiB each) that give no event before `next_event`
+/// looks at its time and lets other threads in: about 1 MiB of blank lines.
+#[cfg(unix)]
+const READS_PER_TURN: usize = 16;
+
 /// How long `next_event` may wait.
 #[derive(Clone, Copy)]
 pub(super) enum Wait {
@@ -103,9 +108,21 @@ pub(super) enum Wait {
 /// has already arrived before it times a request out, so an answer that came
 /// in time is a response even if `next_event` was called late.
 ///
+/// The timeout holds whatever the peer sends: bytes that give no event
+/// (blank lines, the rest of a line too long) are read at most 16 reads of
+/// 64 KiB (1 MiB) at a time before the time is looked at, so timeout 0
+/// returns `MCP_STATUS_NO_MESSAGE` after at most that much. A descriptor
+/// transport reads only when no line it read is waiting to be taken, so it
+/// holds at most the line limit and one read (64 KiB) of lines, whatever
+/// the pace at which events are taken (`docs/contract.md`, §Bounds).
+///
 /// The event's data is valid until the next `next_event` (whatever it
 /// returns), `receive` or `receive_end` on `t`, or its free. A receiving
-/// call: one thread at a time; sends from other threads wake it.
+/// call: one thread at a time; sends from other threads wake it. It holds
+/// the transport's lock while it moves bytes (one read or write, judging
+/// the lines read: one step), not while it waits: a send, `close` or
+/// `next_deadline` from another thread waits for that step at most, never
+/// for the peer.
 ///
 /// # Safety
 /// `t` is NULL or a live transport; `ev` is NULL or points to writable
@@ -162,6 +179,9 @@ pub(super) unsafe fn next_event<'a>(
             process.begin_call(); // the last event's stderr line goes
         }
     }
+    // Reads in a row that gave no event, since the last wait.
+    #[cfg(unix)]
+    let mut reads = 0;
     loop {
         if inner.core.is_closed() {
             return Err(McpStatus::MCP_STATUS_END_OF_STREAM);
@@ -180,12 +200,12 @@ pub(super) unsafe fn next_event<'a>(
                     return Err(e.into());
                 }
                 // A deadline is due: what already arrived (its answer,
-                // maybe) is read first, so that it is not timed out.
-                let due = core.next_deadline().is_some_and(|at| at <= Instant::now());
-                if due {
-                    if let Err(e) = io.read(core) {
-                        return Err(e.into());
-                    }
+                // maybe) is read first, so that it is not timed out; once
+                // per deadline, and only when no line is waiting (those
+                // come first anyway), so that a peer that keeps writing
+                // can neither hold the timeout back nor grow the buffer.
+                if let Err(e) = io.catch_up(core) {
+                    return Err(e.into());
                 }
                 // Reap, signal, drain stderr; end the transport when the
                 // server is gone.
@@ -245,8 +265,23 @@ pub(super) unsafe fn next_event<'a>(
         {
             let Inner { core, io, .. } = &mut *inner;
             if let Some(io) = io {
-                match io.read(core) {
-                    Ok(true) => continue,
+                // Bytes that give no event (blank lines, the rest of a line
+                // too long) may never run out: after `READS_PER_TURN` such
+                // reads, or once the caller's time is up, the wait below
+                // has its say (the time, the lock for other threads). The
+                // first read of a call always happens: what is there is
+                // taken, however short the time.
+                let time_up = reads > 0 && matches!(wait, Wait::Until(at) if at <= Instant::now());
+                let read = if reads < READS_PER_TURN && !time_up {
+                    io.read(core)
+                } else {
+                    Ok(false)
+                };
+                match read {
+                    Ok(true) => {
+                        reads += 1;
+                        continue;
+                    }
                     Ok(false) => {}
                     Err(e) => return Err(e.into()),
                 }
@@ -288,6 +323,7 @@ pub(super) unsafe fn next_event<'a>(
         #[cfg(unix)]
         if inner.io.is_some() {
             inner = fds::wait(handle, inner, wake_at, now)?;
+            reads = 0;
             continue;
         }
         let woken = match wake_at {

@@ -53,6 +53,9 @@ pub(super) struct FdIo {
     /// The peer's end came at this instant while output was queued: the
     /// transport ends once that is written (or `END_GRACE` later).
     eof_at: Option<Instant>,
+    /// The last time a due deadline made `catch_up` read: deadlines up to
+    /// then have had theirs.
+    caught_up: Option<Instant>,
     /// A spawned server behind the descriptors. Last: dropped after the
     /// pipes are closed (it kills and reaps what is left).
     process: Option<Process>,
@@ -80,6 +83,7 @@ impl FdIo {
             signalled: false,
             read_left: false,
             eof_at: None,
+            caught_up: None,
             process: None,
         }
     }
@@ -192,9 +196,11 @@ impl FdIo {
         }
     }
 
-    /// Ends the write side, dropping what is still queued: closes an owned
-    /// write descriptor (`shutdown(SHUT_WR)` for an owned socket serving
-    /// both ways); borrowed ones are left as they are.
+    /// Ends the write side, dropping what is still queued: an owned socket
+    /// is shut down for writing (whatever other descriptor also holds it:
+    /// a server's guarded stdout on the socket that is also its stdin),
+    /// then an owned write descriptor is closed unless it also reads;
+    /// borrowed ones are left as they are.
     pub(super) fn end_write(&mut self, core: &mut Transport) {
         if !self.write_open {
             return;
@@ -205,13 +211,31 @@ impl FdIo {
             // SAFETY: descriptors the transport owns; the write one, when
             // distinct, is closed here once and never used again.
             unsafe {
-                if self.write_fd == self.read_fd {
+                if self.write_is_socket {
                     libc::shutdown(self.write_fd, libc::SHUT_WR);
-                } else {
+                }
+                if self.write_fd != self.read_fd {
                     libc::close(self.write_fd);
                 }
             }
         }
+    }
+
+    /// When the earliest deadline is due: reads once what already arrived
+    /// (its answer, maybe, which then is a response, not a timeout). Once
+    /// per deadline, and only when no line is waiting (they come before
+    /// the timeout anyway): a peer that keeps writing can then neither hold
+    /// the timeout back nor make the buffer grow past one read.
+    pub(super) fn catch_up(&mut self, core: &mut Transport) -> Result<(), Error> {
+        let Some(at) = core.next_deadline() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        if at > now || self.caught_up.is_some_and(|done| at <= done) || core.line_waiting() {
+            return Ok(());
+        }
+        self.caught_up = Some(now);
+        self.read(core).map(|_| ())
     }
 
     /// Makes the next turn read what the peer left (see `read_left`): a
@@ -380,12 +404,17 @@ pub(super) fn wait<'a>(
     // SAFETY: `set[..n]` are valid pollfd entries.
     let r = unsafe { libc::poll(set.as_mut_ptr(), n as libc::nfds_t, timeout) };
     let failure = (r < 0).then(last_errno).filter(|&e| e != libc::EINTR);
-    let mut inner = handle
-        .inner
-        .lock()
-        .map_err(|_| McpStatus::MCP_STATUS_POISONED)?;
+    handle.let_contenders_in();
+    let mut inner = handle.lock_inner()?;
     inner.waiting = false;
     if let Some(io) = &mut inner.io {
+        // Drained whenever poll says it is readable, not only after our own
+        // wake-ups: bytes from anywhere else would make every wait return
+        // at once.
+        let wake_fd = io.wake.fd();
+        if set[..n].iter().any(|p| p.fd == wake_fd && p.revents != 0) {
+            io.signalled = true;
+        }
         io.clear_wake();
         if let Some(process) = io.process_mut().filter(|_| failure.is_none() && r >= 0) {
             process.note_poll(&set[..n]);
@@ -412,11 +441,13 @@ fn millis_rounded_up(at: Instant, now: Instant) -> c_int {
 /// reading closes the transport instead.
 ///
 /// The transport owns the descriptors and closes them (the write side when
-/// closing ends, the rest at free), unless `flags` has
+/// closing ends, the rest at free; an owned socket is also shut down for
+/// writing then, whatever other descriptor holds it), unless `flags` has
 /// `MCP_TRANSPORT_BORROW_FDS`: then it never closes them and at free gives
 /// them back the flags it changed. Defaults as `mcp_transport_new`. Each
 /// transport also holds one descriptor of its own (to be woken by other
-/// threads), close-on-exec.
+/// threads), close-on-exec, numbered above 2 even in a process that closed
+/// 0, 1 or 2.
 ///
 /// Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
 /// `mcp_transport_free`), or, with nothing created and the descriptors not
@@ -535,10 +566,14 @@ fn open(
 
 /// `mcp_transport_open_stdio` flag: protect the protocol stream from stray
 /// output. The transport writes to a private duplicate of descriptor 1
-/// (close-on-exec), and descriptor 1 is pointed at stderr, so a `printf`,
-/// a library that logs to stdout or a child that inherits it can no longer
-/// corrupt the stream. Descriptor 1 stays pointed at stderr after close and
-/// free.
+/// (close-on-exec, above 2), and descriptor 1 is pointed at stderr (at
+/// `/dev/null` in a process without one, started with `2>&-`), so a
+/// `printf`, a library that logs to stdout or a child that inherits it can
+/// no longer corrupt the stream. Descriptor 1 stays so after close and
+/// free. When stdin and stdout are one socket (inetd style, `socat`), the
+/// end of the transport's write side shuts the socket down for writing,
+/// so the host sees the end of the stream although descriptor 0 keeps the
+/// socket open.
 pub const MCP_TRANSPORT_GUARD_STDOUT: u32 = 1 << 1;
 
 /// Creates a transport on the process's own stdin and stdout: for an MCP
@@ -583,10 +618,10 @@ pub unsafe extern "C" fn mcp_transport_open_stdio(
             }
             let opened = open(0, private, false, true);
             match opened {
-                // SAFETY: points descriptor 1 at stderr; the stream goes on
-                // through `private`.
+                // SAFETY: points descriptor 1 at stderr (at /dev/null when
+                // there is none); the stream goes on through `private`.
                 Ok(_) => unsafe {
-                    libc::dup2(2, 1);
+                    guard_stdout();
                 },
                 // SAFETY: the duplicate is ours and nothing else holds it.
                 Err(_) => unsafe {
@@ -606,6 +641,31 @@ pub unsafe extern "C" fn mcp_transport_open_stdio(
     })
 }
 
+/// Points descriptor 1 at stderr, or at `/dev/null` when the process has
+/// no stderr (started with `2>&-`): never at whatever else may hold the
+/// number 2.
+///
+/// # Safety
+/// Changes descriptor 1, process state: the caller has moved the protocol
+/// stream off it.
+unsafe fn guard_stdout() {
+    // SAFETY: F_GETFD on a descriptor number; a closed one fails.
+    if unsafe { libc::fcntl(2, libc::F_GETFD) } >= 0 {
+        // SAFETY: descriptor 2 is open; dup2 replaces descriptor 1.
+        unsafe { libc::dup2(2, 1) };
+        return;
+    }
+    // SAFETY: opens /dev/null (a NUL-terminated literal); on success the new
+    // descriptor replaces 1 and is closed once (unless it is 1 itself).
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 && null != 1 {
+            libc::dup2(null, 1);
+            libc::close(null);
+        }
+    }
+}
+
 /// For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
 /// the descriptors to wait on now (`POLLIN` for the peer's bytes and for
 /// wake-ups by sends from other threads, `POLLOUT` when output is queued)
@@ -614,7 +674,8 @@ pub unsafe extern "C" fn mcp_transport_open_stdio(
 /// then call `mcp_transport_next_event(t, 0, &ev)` until it returns
 /// `MCP_STATUS_NO_MESSAGE`, and ask again: the set changes. Take every
 /// event before you wait: events already received do not make a
-/// descriptor ready.
+/// descriptor ready. Each call empties the wake-up descriptor, so that
+/// nothing left in it makes the loop's poll return at once for ever.
 ///
 /// A memory transport gives 0 descriptors and the time to its next deadline
 /// (as `mcp_transport_next_deadline`). After `MCP_EVENT_CLOSED` a descriptor
@@ -667,7 +728,13 @@ pub unsafe extern "C" fn mcp_transport_poll_fds(
                 std::ptr::copy_nonoverlapping(set.as_ptr(), fds, needed);
                 timeout_ms.write(timeout);
             }
-            // Sends from other threads now wake the loop through the set.
+            // Sends from other threads now wake the loop through the set;
+            // what woke it before is drained (also bytes that did not come
+            // from us: else the loop's poll would return at once, always).
+            if let Some(io) = &mut inner.io {
+                io.wake.drain();
+                io.signalled = false;
+            }
             inner.waiting = inner.io.is_some();
             Ok(())
         })();

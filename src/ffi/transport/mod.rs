@@ -32,6 +32,7 @@ mod wake;
 use std::alloc::{alloc, Layout};
 use std::num::NonZeroUsize;
 use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -92,6 +93,9 @@ pub struct McpTransport {
     inner: Mutex<Inner>,
     /// Wakes a thread waiting in `next_event` on a memory transport.
     ready: Condvar,
+    /// Calls waiting for the lock: a `next_event` that keeps reading (a
+    /// peer whose bytes never run out) lets them in between its turns.
+    contenders: AtomicUsize,
 }
 
 /// Everything behind the lock.
@@ -138,6 +142,7 @@ impl McpTransport {
             let handle = McpTransport {
                 inner: Mutex::new(inner),
                 ready: Condvar::new(),
+                contenders: AtomicUsize::new(0),
             };
             // SAFETY: freshly allocated with this type's layout;
             // `mcp_transport_free` gives it back through `Box`, which uses the
@@ -145,6 +150,29 @@ impl McpTransport {
             unsafe { raw.write(handle) };
         }
         raw
+    }
+
+    /// Takes the lock, counted among the contenders while waiting for it.
+    fn lock_inner(&self) -> Result<MutexGuard<'_, Inner>, McpStatus> {
+        self.contenders.fetch_add(1, Ordering::AcqRel);
+        let locked = self.inner.lock();
+        self.contenders.fetch_sub(1, Ordering::AcqRel);
+        locked.map_err(|_| McpStatus::MCP_STATUS_POISONED)
+    }
+
+    /// Between two turns of a `next_event` that does not wait (a peer whose
+    /// bytes never run out), with the lock released: lets the calls waiting
+    /// for it take it first. A mutex does not hand itself over: the thread
+    /// that unlocks takes it again before a woken waiter runs, so without
+    /// this a `close` or a send from another thread could wait for as long
+    /// as the peer keeps writing.
+    fn let_contenders_in(&self) {
+        for _ in 0..1000 {
+            if self.contenders.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// After a send: wakes the thread waiting for events, if one is, so that
@@ -178,10 +206,7 @@ unsafe fn lock<'a>(
     let Some(handle) = (unsafe { t.as_ref() }) else {
         return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
     };
-    let guard = handle
-        .inner
-        .lock()
-        .map_err(|_| McpStatus::MCP_STATUS_POISONED)?;
+    let guard = handle.lock_inner()?;
     fault_point();
     Ok((handle, guard))
 }
@@ -326,6 +351,10 @@ pub unsafe extern "C" fn mcp_transport_free(t: *mut McpTransport) {
         }
         fault_point();
         drop(handle);
+        // A server that could not be reaped at its free, earlier or now,
+        // is reaped here once it can be (no thread of ours waits for it).
+        #[cfg(unix)]
+        child::reap_owed();
     })
 }
 

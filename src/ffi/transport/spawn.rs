@@ -4,7 +4,7 @@
 
 use std::ffi::{c_int, OsStr};
 use std::io;
-use std::os::fd::IntoRawFd;
+use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::super::command::{McpCommand, McpStderrMode};
-use super::super::fd::set_errno;
-use super::child::Child;
+use super::super::fd::{move_above_stdio, set_errno};
+use super::child::{reap_owed, Child};
 use super::fds::FdIo;
 use super::stderr::StderrLines;
 use super::{lock, Inner, McpStatus, McpTransport};
@@ -160,9 +160,9 @@ impl Process {
         if let Some(stderr) = self.stderr.as_mut().filter(|_| ready.stderr) {
             more_stderr = stderr.drain();
         }
-        // Without a pidfd nothing tells the exit: waitpid every time.
+        // Without a pidfd nothing tells the exit: a look every time.
         let exited = if ready.exit || self.child.needs_polling() {
-            self.child.reap()
+            self.child.check_exit(ready.exit)
         } else {
             self.child.exited()
         };
@@ -188,6 +188,9 @@ impl Process {
         if self.child.killed(now) || (self.child.exited() && pipes_ended) {
             core.receive_end()?;
             self.ended = true;
+            // No group signal comes after the end: the exited server's
+            // zombie, which kept its group's id reserved until now, goes.
+            self.child.release();
         }
         Ok(false)
     }
@@ -273,6 +276,22 @@ fn close_on_exec_from_3() {
     }
 }
 
+/// Clears close-on-exec on descriptors 0-2, in the child between fork and
+/// exec (async-signal-safe calls only): they are exactly what the server
+/// is given, and an inherited stderr that the host marked close-on-exec
+/// would otherwise be closed by the exec.
+fn stdio_kept_on_exec() {
+    for fd in 0..3 {
+        // SAFETY: fcntl(2) is async-signal-safe; a closed descriptor fails.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC != 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 /// Sets every signal the host ignores back to its default, in the child
 /// between fork and exec (async-signal-safe calls only): an exec keeps
 /// ignored signals ignored, so a host that ignores SIGTERM or SIGINT (or
@@ -303,8 +322,50 @@ fn default_signal_dispositions() {
     }
 }
 
-/// Starts the server `cmd` describes; its pid and its pipes.
-fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process::Child, PathBuf)> {
+/// Our ends of a started server's pipes: its stdin, its stdout, and its
+/// stderr when it comes as events.
+struct Pipes {
+    stdin: OwnedFd,
+    stdout: OwnedFd,
+    stderr: Option<OwnedFd>,
+}
+
+/// `fd`, moved above descriptor 2 if it is one of 0-2 (see
+/// `move_above_stdio`).
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    let raw = move_above_stdio(fd.into_raw_fd()).map_err(io::Error::from_raw_os_error)?;
+    // SAFETY: a descriptor just made or moved, owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// A pipe, both ends close-on-exec and above descriptor 2: (read end,
+/// write end). Made here rather than by `Stdio::piped()`: in a host that
+/// closed 0, 1 or 2, std's pipes take those numbers, and an end that is
+/// already the number the child needs keeps its close-on-exec flag through
+/// the child's `dup2` (a server without stdin), or is overwritten by
+/// another end's `dup2` (a server whose stderr is its stdin).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (read, write) = io::pipe()?;
+    Ok((above_stdio(read.into())?, above_stdio(write.into())?))
+}
+
+/// `/dev/null` for reading and writing, close-on-exec, above descriptor 2.
+fn dev_null() -> io::Result<OwnedFd> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    above_stdio(file.into())
+}
+
+/// Descriptor `fd` is open in this process.
+fn is_open(fd: c_int) -> bool {
+    // SAFETY: F_GETFD on a descriptor number; a closed one fails.
+    unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
+}
+
+/// Starts the server `cmd` describes; its pid and our ends of its pipes.
+fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(libc::pid_t, Pipes)> {
     let env = cmd.environment();
     let child_path = env
         .iter()
@@ -320,19 +381,29 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
     };
     let path = child_path.as_deref().or(host_path.as_deref());
     let program = resolve(&cmd.program, path, &base).map_err(io::Error::from_raw_os_error)?;
+    let (stdin_child, stdin) = pipe()?;
+    let (stdout, stdout_child) = pipe()?;
+    let (stderr, stderr_child) = match cmd.stderr {
+        McpStderrMode::MCP_STDERR_EVENTS => {
+            let (ours, child) = pipe()?;
+            (Some(ours), Stdio::from(child))
+        }
+        // A host without a stderr gives none: /dev/null rather than a
+        // closed 2, which the server's first open file would take.
+        McpStderrMode::MCP_STDERR_INHERIT if is_open(2) => (None, Stdio::inherit()),
+        McpStderrMode::MCP_STDERR_INHERIT | McpStderrMode::MCP_STDERR_DISCARD => {
+            (None, Stdio::from(dev_null()?))
+        }
+    };
     let mut command = Command::new(&program);
     command
         .arg0(&cmd.program)
         .args(&cmd.args)
         .env_clear()
         .envs(env.iter().map(|(n, v)| (n, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(match cmd.stderr {
-            McpStderrMode::MCP_STDERR_EVENTS => Stdio::piped(),
-            McpStderrMode::MCP_STDERR_INHERIT => Stdio::inherit(),
-            McpStderrMode::MCP_STDERR_DISCARD => Stdio::null(),
-        })
+        .stdin(Stdio::from(stdin_child))
+        .stdout(Stdio::from(stdout_child))
+        .stderr(stderr_child)
         // Its own group: the shutdown signals reach what it starts too.
         .process_group(0);
     if let Some(dir) = &cmd.cwd {
@@ -351,6 +422,7 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
     unsafe {
         command.pre_exec(move || {
             close_on_exec_from_3();
+            stdio_kept_on_exec();
             #[cfg(any(target_os = "linux", target_os = "android"))]
             if kill_on_host_exit {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -368,7 +440,19 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
             Ok(())
         });
     }
-    command.spawn().map(|child| (child, program))
+    let child = command.spawn()?;
+    // Neither waits nor kills (`Child` does that); dropping the command
+    // closes the child's ends of the pipes here, so that their ends come.
+    let pid = child.id() as libc::pid_t;
+    drop(command);
+    Ok((
+        pid,
+        Pipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+    ))
 }
 
 /// Starts an MCP server as a child process and returns a transport on its
@@ -387,19 +471,50 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(std::process:
 ///   grace), SIGTERM goes to its process group at `grace_ms` if it has not
 ///   exited, SIGKILL at twice `grace_ms`. `next_event` drives it; answers
 ///   still arriving are delivered.
-/// - `MCP_EVENT_CLOSED` comes once the server has exited, been reaped and
-///   its stdout and stderr have ended, or once its group was sent SIGKILL
-///   and the server reaped (a grandchild holding the pipes cannot keep it
-///   open; a server stuck in the kernel is waited for 1 s); pending requests
-///   get `MCP_EVENT_REQUEST_FAILED` just before. `exit_code` and
-///   `term_signal` say how it ended.
+/// - `MCP_EVENT_CLOSED` comes once the server has exited and its stdout and
+///   stderr have ended, or once its group was sent SIGKILL and the server's
+///   exit was seen (a grandchild holding the pipes cannot keep it open; a
+///   server stuck in the kernel, or held by a tracer, is waited for 1 s);
+///   pending requests get `MCP_EVENT_REQUEST_FAILED` just before.
+///   `exit_code` and `term_signal` say how it ended (-1 and 0: unknown).
 /// - A server that exits by itself, or closes its stdout, closes the
 ///   transport the same way (with a 2 s grace: its stdin is closed, SIGTERM
 ///   comes 2 s later if it still runs, SIGKILL 4 s later). To restart it,
 ///   spawn the same command again.
 /// - `mcp_transport_free` on an open transport closes it with a 2 s grace
 ///   (or on an earlier close's schedule) and waits: at most about twice the
-///   grace. The server is always reaped, whatever the order of calls.
+///   grace plus 1 s. The server is reaped, whatever the order of calls; one
+///   that cannot be reaped by then (a tracer holds it, it is stuck in the
+///   kernel) is not waited for: the next `mcp_transport_spawn` or
+///   `mcp_transport_free` of any transport reaps it once it can.
+///
+/// What the host must know:
+/// - The server's pid is also its process group's id. Its exit is noticed
+///   without reaping it: until no group signal is to come (the transport
+///   ended, or SIGKILL was sent), the exited server stays a zombie, which
+///   keeps that id from being given to another process, so that the
+///   shutdown signals can only reach the server's own group.
+/// - A host whose own SIGCHLD handler reaps children (`waitpid(-1, ...)`),
+///   or that ignores SIGCHLD (or sets `SA_NOCLDWAIT`), takes the server's
+///   exit status (`CLOSED` then says -1 and 0) and frees its pid, and the
+///   group's id, as soon as it exits. The library then signals the group
+///   only through the server's pidfd, which names that group and no other
+///   (Linux 6.9+); on older kernels only the server itself, through its
+///   pidfd, and its children are not reached.
+/// - Descendants that leave the server's process group (`setsid`,
+///   `setpgid`: daemons, some wrappers) are not reached by the shutdown
+///   signals, and the library does nothing more about them: once the server
+///   is gone and its group sent SIGKILL, `CLOSED` comes even while they
+///   still hold its stdout or stderr.
+/// - A host that forks without exec while a transport is open gives its
+///   child copies of the server's pipes (they are close-on-exec, not
+///   close-on-fork): the server sees no end of its stdin until that child
+///   exits or execs.
+/// - The library's descriptors (pipes, the wake-up, the pidfd,
+///   `/dev/null`) never take the numbers 0, 1, 2, also in a host that
+///   closed them; the server gets its stdin, stdout and stderr as 0, 1, 2
+///   whatever the host closed (`/dev/null` as stderr with
+///   `MCP_STDERR_INHERIT` in a host without one).
 ///
 /// `flags`: 0 or `MCP_TRANSPORT_KILL_ON_HOST_EXIT`.
 ///
@@ -437,21 +552,17 @@ pub unsafe extern "C" fn mcp_transport_spawn(
         if flags & !known != 0 {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
-        let (mut child, _program) = match start(cmd, flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0) {
+        reap_owed();
+        let (pid, pipes) = match start(cmd, flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0) {
             Ok(started) => started,
             Err(e) => {
                 set_errno(e.raw_os_error().unwrap_or(libc::EIO));
                 return McpStatus::MCP_STATUS_SPAWN_FAILED;
             }
         };
-        let pid = child.id() as libc::pid_t;
-        let stdin = child.stdin.take().map(IntoRawFd::into_raw_fd);
-        let stdout = child.stdout.take().map(IntoRawFd::into_raw_fd);
-        let stderr = child.stderr.take().map(IntoRawFd::into_raw_fd);
-        drop(child); // neither waits nor kills: `Child` below does that
-        let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
-            unreachable!("stdin and stdout are piped");
-        };
+        let stdin = pipes.stdin.into_raw_fd();
+        let stdout = pipes.stdout.into_raw_fd();
+        let stderr = pipes.stderr.map(IntoRawFd::into_raw_fd);
         for fd in [Some(stdin), Some(stdout), stderr].into_iter().flatten() {
             // SAFETY: pipes just made, ours.
             unsafe {

@@ -4,6 +4,8 @@
 use std::ffi::c_int;
 use std::io;
 
+use super::super::fd::move_above_stdio;
+
 /// The descriptor(s) of one wake-up channel; closed on drop.
 #[derive(Debug)]
 pub(super) struct Wake {
@@ -22,6 +24,9 @@ impl Wake {
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
+        // Never 0-2 (the host closed them): a server's guard would copy it
+        // onto stdout, and a stray write there would wake us for ever.
+        let fd = move_above_stdio(fd).map_err(io::Error::from_raw_os_error)?;
         Ok(Wake {
             read_fd: fd,
             write_fd: fd,
@@ -36,6 +41,18 @@ impl Wake {
         if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
             return Err(io::Error::last_os_error());
         }
+        // Never 0-2 (see above); each is moved or closed.
+        let fds = match (move_above_stdio(fds[0]), move_above_stdio(fds[1])) {
+            (Ok(r), Ok(w)) => [r, w],
+            (r, w) => {
+                for fd in [r, w].into_iter().flatten() {
+                    // SAFETY: a descriptor of ours, closed once.
+                    unsafe { libc::close(fd) };
+                }
+                let errno = r.and(w).err().unwrap_or(libc::EMFILE);
+                return Err(io::Error::from_raw_os_error(errno));
+            }
+        };
         let wake = Wake {
             read_fd: fds[0],
             write_fd: fds[1],
