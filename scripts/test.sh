@@ -1,5 +1,26 @@
 #!/usr/bin/env bash
 # Runs every test of mcp-stdio, step by step, and ends with a summary line.
+# First, every time, the set-up installs what the steps need and the machine
+# lacks (see `setup` below; when nothing is missing it only checks, in about
+# a second):
+#
+#   setup       Debian packages, checked with dpkg -s and installed with
+#               apt-get when missing: valgrind, binutils, gcc, g++, libc6-dev,
+#               libasan8, libubsan1 (the C ABI tests), clang (the Swift module
+#               map), cmake, pkg-config, libgtest-dev (install, consumers, the
+#               C++ tests), golang-go (the Go binding, Go 1.19),
+#               libsimdjson-dev (the benchmark's simdjson peer), and
+#               python3-venv if python3 cannot make venvs (e2e). As root
+#               directly; otherwise with sudo if it works without a password;
+#               otherwise it names the missing packages and the command to
+#               install them, and fails (without dpkg, not Debian, it says so
+#               and checks none). With rustup: rustfmt and clippy on
+#               the default toolchain (lint), the nightly toolchain and its
+#               rust-src component (tsan's -Zbuild-std). Checks that node,
+#               npm and python3 are there (e2e; the machine image has them).
+#               Not here: miri (scripts/miri.sh adds it) and cargo-fuzz
+#               (fuzz/run.sh installs it). The whole list is installed even
+#               when only some steps are asked for.
 #
 #   lint        cargo fmt --check, cargo clippy -D warnings (also with
 #               panic injection, and without the C ABI feature)
@@ -26,9 +47,72 @@
 #               runs and every runner counts the same messages (no timing
 #               is judged: the real run is `bash bench/run.sh`)
 #
-# Needs what .ci/run installs. `scripts/test.sh STEP...` runs only those steps.
+# `scripts/test.sh STEP...` runs the set-up, then only those steps;
+# `scripts/test.sh setup` runs only the set-up.
 set -uo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
+
+# Debian packages the steps use (most are already there on a developer machine).
+packages=(
+    valgrind binutils gcc g++ libc6-dev libasan8 libubsan1  # C ABI tests
+    clang                                                   # Swift module map check
+    cmake pkg-config libgtest-dev                           # install, consumers, C++ tests
+    golang-go                                               # Go binding (Go 1.19)
+    libsimdjson-dev                                         # the benchmark's simdjson peer
+)
+can_make_venvs() { python3 -c 'import ensurepip, venv' >/dev/null 2>&1; }
+setup() {
+    local p pkgs=("${packages[@]}") missing=() sudo=()
+    # e2e makes venvs: Debian's own python3 needs python3-venv for that.
+    command -v python3 >/dev/null && ! can_make_venvs && pkgs+=(python3-venv)
+    if command -v dpkg >/dev/null; then
+        for p in "${pkgs[@]}"; do
+            dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+        done
+    else
+        echo "setup: no dpkg, so not Debian: not checking the Debian packages; the steps need their equivalents: ${pkgs[*]}"
+    fi
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "setup: missing Debian packages: ${missing[*]}"
+        if [ "$(id -u)" != 0 ]; then
+            if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+                sudo=(sudo -n)
+            else
+                echo "setup: this is not root, and sudo is not there or asks for a password; install them with:"
+                echo "    sudo apt-get update && sudo apt-get install --no-install-recommends ${missing[*]}"
+                echo "setup: then run scripts/test.sh again"
+                return 1
+            fi
+        fi
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+            "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+                apt-get install -y -q --no-install-recommends "${missing[@]}" || {
+            echo "setup: apt-get could not install: ${missing[*]}"
+            return 1
+        }
+    fi
+    # Rust: lint needs rustfmt and clippy; tsan needs nightly and its rust-src
+    # (-Zbuild-std). Miri's components are added by scripts/miri.sh.
+    command -v rustup >/dev/null || { echo "setup: rustup is required (https://rustup.rs)"; return 1; }
+    local have
+    have=$(rustup component list --installed 2>/dev/null)
+    if ! grep -q '^rustfmt' <<<"$have" || ! grep -q '^clippy' <<<"$have"; then
+        echo "setup: adding rustfmt and clippy to the default toolchain"
+        rustup component add rustfmt clippy || return 1
+    fi
+    if ! rustup toolchain list | grep -q '^nightly-[^0-9]'; then
+        echo "setup: installing the nightly toolchain"
+        rustup toolchain install nightly --profile minimal || return 1
+    fi
+    if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
+        echo "setup: adding rust-src to the nightly toolchain"
+        rustup component add rust-src --toolchain nightly || return 1
+    fi
+    for p in node npm python3; do
+        command -v "$p" >/dev/null || { echo "setup: $p is required (the machine image provides it)"; return 1; }
+    done
+    can_make_venvs || { echo "setup: $(command -v python3) cannot make venvs (python3 -m venv), which e2e needs"; return 1; }
+}
 
 lint() {
     cargo fmt --all -- --check &&
@@ -72,7 +156,18 @@ bench_smoke() {
 }
 
 all=(lint rust stress miri tsan demo swift packaging cpp go_binding e2e fuzz bench_smoke)
-steps=("${@:-${all[@]}}")
+steps=()
+for step in "${@:-${all[@]}}"; do
+    [ "$step" = setup ] || steps+=("$step")
+done
+printf '======== setup\n'
+start=$SECONDS
+if ! setup; then
+    printf '======== setup: FAILED (%ss): no step was run\n' $((SECONDS - start))
+    exit 1
+fi
+printf '======== setup: ok (%ss)\n' $((SECONDS - start))
+[ ${#steps[@]} -gt 0 ] || exit 0
 passed=0
 failed=()
 for step in "${steps[@]}"; do
