@@ -27,6 +27,7 @@ const C_TESTS: &[&str] = &[
     "test_envelope",
     "test_transport",
     "test_spawn",
+    "test_stdio_fds",
 ];
 
 // ---------------------------------------------------------------------------
