@@ -8,12 +8,12 @@
 //! stranger that was given it (most likely the host's next server, itself a
 //! group leader). So the exit is noticed without reaping (`waitid` with
 //! `WNOWAIT`: the zombie keeps the number reserved), and the server is
-//! reaped only once no group signal is to come. Where the number cannot be
-//! kept (someone else reaped the server: a host's SIGCHLD handler, or
-//! SIGCHLD ignored), the group is signalled only through the pidfd, which
-//! names the group the server led and no other (`PIDFD_SIGNAL_PROCESS_GROUP`,
-//! Linux 6.9), or else only the server itself through its pidfd, or not at
-//! all.
+//! reaped only once no group signal is to come. The group is signalled
+//! through the pidfd where the kernel can (`PIDFD_SIGNAL_PROCESS_GROUP`,
+//! Linux 6.9), which names the group the server led and no other; else by
+//! its number, but only while the server is provably unreaped: once
+//! someone else reaped it (a host's SIGCHLD handler, or SIGCHLD ignored),
+//! only the server itself through its pidfd, or nothing.
 //!
 //! A server that cannot be reaped in time (a tracer holds it, or it is
 //! stuck in the kernel) is not waited for: its pid goes on a list of waits
@@ -222,10 +222,13 @@ impl Child {
         {
             return;
         }
-        // By number: only while the server is unreaped (its zombie keeps the
-        // number) and the host does not reap behind our back.
+        // By number: only while the server is provably unreaped (running, or
+        // its zombie keeps the number). A host that reaps behind our back
+        // (a SIGCHLD handler's waitpid(-1), SIGCHLD ignored) is seen here as
+        // ECHILD; only an exit and reaping in the microseconds between this
+        // look and the kill could escape it.
         self.check_exit(false);
-        if !self.reaped && !self.lost && !sigchld_reaps_by_itself() {
+        if !self.reaped && !self.lost {
             // SAFETY: kill(2) on our child's own group, whose id its unreaped
             // leader keeps reserved (ESRCH when the group is empty).
             unsafe { libc::kill(-self.pid, signal) };
@@ -346,20 +349,6 @@ pub(super) fn reap_owed() {
 /// `pidfd_send_signal` flag (Linux 6.9): the signal goes to the process
 /// group the pidfd's process leads. (Not in the libc crate for every target.)
 const PIDFD_SIGNAL_PROCESS_GROUP: c_uint = 1 << 2;
-
-/// The host's SIGCHLD disposition makes the kernel reap children by itself
-/// (SIG_IGN, or SA_NOCLDWAIT): an exited server leaves no zombie, so its
-/// number is free the moment it exits.
-fn sigchld_reaps_by_itself() -> bool {
-    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: a NULL new action only reads the current one into `old`.
-    if unsafe { libc::sigaction(libc::SIGCHLD, std::ptr::null(), old.as_mut_ptr()) } != 0 {
-        return true; // cannot tell: assume the worst
-    }
-    // SAFETY: sigaction succeeded and wrote `old`.
-    let old = unsafe { old.assume_init() };
-    old.sa_sigaction == libc::SIG_IGN || old.sa_flags & libc::SA_NOCLDWAIT != 0
-}
 
 /// A pidfd for `pid` (Linux 5.3+), above descriptor 2, or `None`.
 #[cfg(any(target_os = "linux", target_os = "android"))]

@@ -497,10 +497,12 @@ fn start(cmd: &McpCommand, kill_on_host_exit: bool) -> io::Result<(libc::pid_t, 
 /// - A host whose own SIGCHLD handler reaps children (`waitpid(-1, ...)`),
 ///   or that ignores SIGCHLD (or sets `SA_NOCLDWAIT`), takes the server's
 ///   exit status (`CLOSED` then says -1 and 0) and frees its pid, and the
-///   group's id, as soon as it exits. The library then signals the group
-///   only through the server's pidfd, which names that group and no other
-///   (Linux 6.9+); on older kernels only the server itself, through its
-///   pidfd, and its children are not reached.
+///   group's id, as soon as it exits. The library signals the group through
+///   the server's pidfd, which names that group and no other, whatever
+///   became of the number (Linux 6.9+); on older kernels by the number only
+///   while it sees the server unreaped, and once the server is reaped
+///   behind its back, not at all: what the server left running is then not
+///   reached.
 /// - Descendants that leave the server's process group (`setsid`,
 ///   `setpgid`: daemons, some wrappers) are not reached by the shutdown
 ///   signals, and the library does nothing more about them: once the server
