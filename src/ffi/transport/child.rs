@@ -32,7 +32,7 @@ pub(super) const POLL_EXIT: Duration = Duration::from_millis(20);
 
 /// How long after SIGKILL its exit status is awaited before the end comes
 /// without it (a process stuck in the kernel may take that long to die).
-pub(super) const REAP_AFTER_KILL: Duration = Duration::from_secs(1);
+const REAP_AFTER_KILL: Duration = Duration::from_secs(1);
 
 /// How the server ended, once known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,11 +276,20 @@ impl Drop for Child {
     /// goes on the list of waits owed.
     fn drop(&mut self) {
         if !self.reaped {
+            let now = Instant::now();
+            // The wait after SIGKILL is `REAP_AFTER_KILL` from the kill, once:
+            // a transport that already waited it out (CLOSED came without the
+            // status) does not wait again here.
+            let mut give_up = now;
             if !self.killed && !self.check_exit(false) {
                 self.killed = true;
                 self.signal_group(libc::SIGKILL);
+                give_up = now + REAP_AFTER_KILL;
+            } else if self.killed {
+                give_up = self
+                    .kill_at
+                    .map_or(now, |at| (at + REAP_AFTER_KILL).max(now));
             }
-            let give_up = Instant::now() + REAP_AFTER_KILL;
             loop {
                 self.release();
                 if self.reaped || Instant::now() >= give_up {
