@@ -28,6 +28,7 @@ const C_TESTS: &[&str] = &[
     "test_transport",
     "test_spawn",
     "test_stdio_fds",
+    "test_reaping",
 ];
 
 // ---------------------------------------------------------------------------
