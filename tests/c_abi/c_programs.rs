@@ -29,6 +29,7 @@ const C_TESTS: &[&str] = &[
     "test_spawn",
     "test_stdio_fds",
     "test_reaping",
+    "test_bounds",
 ];
 
 // ---------------------------------------------------------------------------
