@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::json::{string_token_eq, validate};
 use crate::jsonrpc::Classifier;
 use crate::message::RpcKind;
+use crate::span::Spans;
 
 /// The members of one JSON-RPC 2.0 message a host routes on, each the raw
 /// JSON value exactly as on the wire (whitespace around it excluded): what
@@ -79,39 +80,6 @@ pub fn envelope(json: &[u8]) -> Result<Envelope<'_>, Error> {
 /// lone surrogate escape (no text holds one). Allocates nothing.
 pub fn json_string_eq(token: &[u8], text: &str) -> bool {
     string_token_eq(token, text.as_bytes())
-}
-
-/// Where the members of an envelope are in the text the classifier watched.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Spans {
-    pub(crate) id: Span,
-    pub(crate) method: Span,
-    pub(crate) params: Span,
-    pub(crate) result: Span,
-    pub(crate) error: Span,
-}
-
-/// The bytes `from..to` of a text; `to == 0` (the default) means absent,
-/// since a value has at least one byte.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Span {
-    from: usize,
-    to: usize,
-}
-
-impl Span {
-    #[inline(always)]
-    pub(crate) fn new(from: usize, to: usize) -> Self {
-        Span { from, to }
-    }
-
-    fn of(self, text: &[u8]) -> Option<&[u8]> {
-        if self.to == 0 {
-            None
-        } else {
-            text.get(self.from..self.to)
-        }
-    }
 }
 
 impl<'a> Envelope<'a> {

@@ -4,9 +4,9 @@
 //! ([`Watch`]), and [`Classifier`] keeps what the rules need, and where the
 //! members of the envelope are. No second pass.
 
-use crate::envelope::{Span, Spans};
 use crate::json::{unescape_short, Watch};
 use crate::message::RpcKind;
+use crate::span::{Span, Spans};
 
 /// Watches one text being validated and classifies it. Its verdict
 /// ([`Classifier::kind`]) means something only if the text was valid.

@@ -53,6 +53,8 @@ mod newline;
 #[forbid(unsafe_code)]
 mod reader;
 #[forbid(unsafe_code)]
+mod span;
+#[forbid(unsafe_code)]
 mod transport;
 
 // The SIMD kernels, chosen at run time: the core's only `unsafe` (the

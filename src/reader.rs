@@ -11,12 +11,13 @@
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 
-use crate::envelope::{Envelope, Spans};
+use crate::envelope::Envelope;
 use crate::error::Error;
 use crate::json::{is_json_text, trimmed_bounds, validate};
 use crate::jsonrpc::Classifier;
 use crate::message::{Message, RpcKind};
 use crate::newline::{first_newline, last_newline};
+use crate::span::Spans;
 
 /// The line limit a new reader starts with: 64 MiB.
 pub const DEFAULT_MAX_LINE_LEN: usize = 64 << 20;
