@@ -496,6 +496,7 @@ impl LineReader {
             }
             let (from, to) = trimmed_bounds(&self.buf[start..end]);
             if from == to {
+                self.skip_empty_lines();
                 continue;
             }
             let (from, to) = (start + from, start + to);
@@ -533,6 +534,23 @@ impl LineReader {
                 }
             }
         }
+    }
+
+    /// After a line that gives no item: consumes at once the empty lines
+    /// right behind it (a peer's keep-alive newlines, `yes ''`), each of
+    /// which would otherwise be framed and dropped on its own: a flood of
+    /// them costs a byte compare per line. (Empty, they can be neither too
+    /// long nor anything but dropped.)
+    fn skip_empty_lines(&mut self) {
+        let limit = self
+            .events
+            .front()
+            .map_or(self.tail, |e| e.at.min(self.tail));
+        let run = self.buf[self.pos..limit]
+            .iter()
+            .take_while(|&&b| b == b'\n')
+            .count();
+        self.pos += run;
     }
 
     /// Consumes what comes next in the buffer: a complete line (its bounds,
