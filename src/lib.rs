@@ -25,12 +25,20 @@
 //! `default-features = false` and gets neither `#[no_mangle]` symbols nor
 //! the header's build step.
 //!
-//! The safe core (`reader`, `json`, `jsonrpc`, `envelope`, `encode`,
-//! `transport`) has no `unsafe`. Two modules have it: `simd`, the SIMD
-//! kernels chosen when the program runs ([`simd_level`]: AVX2 and AVX-512
-//! need `#[target_feature]` code and a CPU check; the portable kernels come
-//! from the `wide` crate, which keeps its `unsafe` behind a safe API), and
-//! the C boundary, `ffi`.
+//! The floors, each importing only from those below it:
+//! 1. JSON validation: `json`, with its SIMD kernels in `simd`;
+//! 2. framing: `reader`, `encode`, `jsonrpc`, `span`, `envelope`,
+//!    `message`, `newline`, `error`;
+//! 3. the transport's state machine, no I/O: `transport`;
+//! 4. the OS layer: `sys` (the platform calls, fenced per platform) and
+//!    `process` (a spawned server's supervision over them);
+//! 5. the C face: `ffi`.
+//!
+//! `unsafe` lives in three places only: `simd` (AVX2 and AVX-512 need
+//! `#[target_feature]` code and a CPU check; the portable kernels come from
+//! the `wide` crate, which keeps its `unsafe` behind a safe API), `sys`
+//! (the platform calls, each behind a safe function) and the C boundary,
+//! `ffi`. Every other module forbids it.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -60,6 +68,15 @@ mod transport;
 // The SIMD kernels, chosen at run time: the core's only `unsafe` (the
 // target features of `simd/x86.rs`).
 mod simd;
+
+// The OS layer: the platform calls (`sys`, with their `unsafe`), and a
+// spawned server's supervision over them (`process`, safe). For now only
+// the C ABI drives them, hence the feature.
+#[cfg(all(unix, feature = "capi"))]
+#[forbid(unsafe_code)]
+mod process;
+#[cfg(all(unix, feature = "capi"))]
+mod sys;
 
 // The C boundary: every `unsafe` of the crate (the `capi` feature, on by default).
 #[cfg(feature = "capi")]

@@ -21,8 +21,6 @@ mod envelope;
 // After `envelope`: events hold one.
 mod transport;
 
-#[cfg(unix)]
-mod sigpipe;
 mod status;
 mod version;
 

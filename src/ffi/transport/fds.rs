@@ -6,13 +6,14 @@ use std::ffi::c_int;
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-use super::super::fd::{last_errno, read_appending, set_errno};
-use super::super::sigpipe::SigpipeGuard;
+use super::super::fd::set_errno;
 use super::events::millis_to_deadline;
 use super::spawn::Process;
-use super::wake::Wake;
 use super::{lock, Inner, McpStatus, McpTransport};
 use crate::reader::READ_CHUNK;
+use crate::sys::unix::fd::{last_errno, read_appending};
+use crate::sys::unix::sigpipe::SigpipeGuard;
+use crate::sys::unix::wake::Wake;
 use crate::{Error, Transport};
 
 /// `mcp_transport_open_fds` flag: the caller keeps owning the descriptors.

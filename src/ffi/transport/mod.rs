@@ -14,8 +14,6 @@
 //! - `spawn.rs`, `child.rs`, `stderr.rs` (POSIX): `spawn`, the server's
 //!   supervision and shutdown, its stderr as lines.
 
-#[cfg(unix)]
-mod child;
 mod event;
 mod events;
 #[cfg(unix)]
@@ -24,10 +22,6 @@ mod memory;
 mod send;
 #[cfg(unix)]
 mod spawn;
-#[cfg(unix)]
-mod stderr;
-#[cfg(unix)]
-mod wake;
 
 use std::alloc::{alloc, Layout};
 use std::num::NonZeroUsize;
@@ -354,7 +348,7 @@ pub unsafe extern "C" fn mcp_transport_free(t: *mut McpTransport) {
         // A server that could not be reaped at its free, earlier or now,
         // is reaped here once it can be (no thread of ours waits for it).
         #[cfg(unix)]
-        child::reap_owed();
+        crate::process::child::reap_owed();
     })
 }
 

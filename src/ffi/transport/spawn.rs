@@ -4,7 +4,7 @@
 
 use std::ffi::{c_int, OsStr};
 use std::io;
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -13,11 +13,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::super::command::{McpCommand, McpStderrMode};
-use super::super::fd::{move_above_stdio, set_errno};
-use super::child::{reap_owed, Child};
+use super::super::fd::set_errno;
 use super::fds::FdIo;
-use super::stderr::StderrLines;
 use super::{lock, Inner, McpStatus, McpTransport};
+use crate::process::child::{reap_owed, Child, POLL_EXIT};
+use crate::process::stderr::StderrLines;
+use crate::sys::unix::fd::move_above_stdio;
 use crate::{Error, Transport};
 
 /// `mcp_transport_spawn` flag (Linux): the server is sent SIGKILL when the
@@ -86,10 +87,7 @@ impl Process {
     /// The next time the process needs looking at: a signal due, or the
     /// next look where no pidfd tells the exit.
     pub(super) fn next_deadline(&self, now: Instant) -> Option<Instant> {
-        let poll = self
-            .child
-            .needs_polling()
-            .then(|| now + super::child::POLL_EXIT);
+        let poll = self.child.needs_polling().then(|| now + POLL_EXIT);
         match (self.child.next_deadline(), poll) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -562,18 +560,22 @@ pub unsafe extern "C" fn mcp_transport_spawn(
                 return McpStatus::MCP_STATUS_SPAWN_FAILED;
             }
         };
-        let stdin = pipes.stdin.into_raw_fd();
-        let stdout = pipes.stdout.into_raw_fd();
-        let stderr = pipes.stderr.map(IntoRawFd::into_raw_fd);
-        for fd in [Some(stdin), Some(stdout), stderr].into_iter().flatten() {
+        let fds = [
+            Some(&pipes.stdin),
+            Some(&pipes.stdout),
+            pipes.stderr.as_ref(),
+        ];
+        for fd in fds.into_iter().flatten().map(AsRawFd::as_raw_fd) {
             // SAFETY: pipes just made, ours.
             unsafe {
                 let old = libc::fcntl(fd, libc::F_GETFL);
                 libc::fcntl(fd, libc::F_SETFL, old | libc::O_NONBLOCK);
             }
         }
+        let stdin = pipes.stdin.into_raw_fd();
+        let stdout = pipes.stdout.into_raw_fd();
         let process = Process {
-            stderr: stderr.map(StderrLines::new),
+            stderr: pipes.stderr.map(StderrLines::new),
             stdout_ended: false,
             ended: false,
             ready: None,

@@ -5,8 +5,9 @@
 
 use std::collections::VecDeque;
 use std::ffi::c_int;
+use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::super::fd::read_appending;
+use crate::sys::unix::fd::read_appending;
 
 /// The longest piece of a line given as one event.
 const PIECE: usize = 64 << 10;
@@ -31,9 +32,9 @@ struct Line {
 
 /// The stderr pipe of a spawned server and its lines.
 #[derive(Debug)]
-pub(super) struct StderrLines {
-    fd: c_int,
-    open: bool,
+pub(crate) struct StderrLines {
+    /// The pipe, until its end (or a read error) closes it.
+    fd: Option<OwnedFd>,
     /// Bytes from `head` on are undelivered: complete lines, then the
     /// start of a line still coming (from `scan` on).
     buf: Vec<u8>,
@@ -57,11 +58,10 @@ impl Line {
 }
 
 impl StderrLines {
-    /// Takes ownership of `fd` (non-blocking), closed on drop.
-    pub(super) fn new(fd: c_int) -> StderrLines {
+    /// Takes the pipe `fd` (non-blocking).
+    pub(crate) fn new(fd: OwnedFd) -> StderrLines {
         StderrLines {
-            fd,
-            open: true,
+            fd: Some(fd),
             buf: Vec::new(),
             head: 0,
             scan: 0,
@@ -72,22 +72,23 @@ impl StderrLines {
         }
     }
 
-    pub(super) fn fd(&self) -> Option<c_int> {
-        self.open.then_some(self.fd)
+    /// The pipe's descriptor, to poll, until its end.
+    pub(crate) fn fd(&self) -> Option<c_int> {
+        self.fd.as_ref().map(AsRawFd::as_raw_fd)
     }
 
     /// The stream ended and every line was taken.
-    pub(super) fn ended(&self) -> bool {
-        !self.open
+    pub(crate) fn ended(&self) -> bool {
+        self.fd.is_none()
     }
 
-    pub(super) fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// Forgets the line lent by the last event (its data is no longer
     /// valid: a new call began) and gives back room.
-    pub(super) fn begin_call(&mut self) {
+    pub(crate) fn begin_call(&mut self) {
         if self.lent {
             self.lent = false;
             self.lines.pop_front();
@@ -107,33 +108,27 @@ impl StderrLines {
     /// reads: the rest waits for the next call), splitting lines. Returns
     /// whether more may be there now (the reads ran out, or memory did):
     /// after EAGAIN, a poll tells when more comes.
-    pub(super) fn drain(&mut self) -> bool {
+    pub(crate) fn drain(&mut self) -> bool {
         for _ in 0..DRAIN_READS {
-            if !self.open {
+            let Some(fd) = &self.fd else {
                 return false;
-            }
+            };
             if self.buf.try_reserve(READ).is_err() {
                 return true; // read later
             }
-            match read_appending(self.fd, &mut self.buf, READ) {
-                Ok(0) => {
-                    self.split(true);
-                    self.open = false;
-                    // SAFETY: the transport owns `fd`; closed once.
-                    unsafe { libc::close(self.fd) };
-                }
+            match read_appending(fd.as_raw_fd(), &mut self.buf, READ) {
                 // On to EAGAIN: a flood is read as fast as it comes.
-                Ok(_) => self.split(false),
+                Ok(n) if n > 0 => self.split(false),
                 Err(e) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => return false,
-                Err(_) => {
+                // The end (or an error): the rest is a last line; the pipe
+                // is closed.
+                _ => {
                     self.split(true);
-                    self.open = false;
-                    // SAFETY: as above.
-                    unsafe { libc::close(self.fd) };
+                    self.fd = None;
                 }
             }
         }
-        self.open // the reads ran out: there may be more
+        self.fd.is_some() // the reads ran out: there may be more
     }
 
     /// Finds the complete lines (and 64 KiB pieces) after `scan`; at the end
@@ -184,7 +179,7 @@ impl StderrLines {
     }
 
     /// The next line to deliver, lent until the next call.
-    pub(super) fn next_line(&mut self) -> Option<&[u8]> {
+    pub(crate) fn next_line(&mut self) -> Option<&[u8]> {
         if self.lent {
             return None; // (begin_call was not called: one line per call)
         }
@@ -192,14 +187,5 @@ impl StderrLines {
         self.lent = true;
         self.waiting -= line.size();
         Some(&self.buf[line.start..line.start + line.len])
-    }
-}
-
-impl Drop for StderrLines {
-    fn drop(&mut self) {
-        if self.open {
-            // SAFETY: the transport owns `fd`; closed once.
-            unsafe { libc::close(self.fd) };
-        }
     }
 }

@@ -4,11 +4,11 @@
 use std::ffi::c_int;
 use std::io;
 
-use super::super::fd::move_above_stdio;
+use super::fd::move_above_stdio;
 
 /// The descriptor(s) of one wake-up channel; closed on drop.
 #[derive(Debug)]
-pub(super) struct Wake {
+pub(crate) struct Wake {
     /// Polled for `POLLIN`; drained after a wake-up.
     read_fd: c_int,
     /// Written to wake (the same as `read_fd` for an eventfd).
@@ -18,7 +18,7 @@ pub(super) struct Wake {
 impl Wake {
     /// A new channel, close-on-exec and non-blocking.
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    pub(super) fn new() -> io::Result<Wake> {
+    pub(crate) fn new() -> io::Result<Wake> {
         // SAFETY: eventfd creates a descriptor; no pointers.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if fd < 0 {
@@ -35,7 +35,7 @@ impl Wake {
 
     /// A new channel, close-on-exec and non-blocking.
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub(super) fn new() -> io::Result<Wake> {
+    pub(crate) fn new() -> io::Result<Wake> {
         let mut fds = [0 as c_int; 2];
         // SAFETY: pipe writes two descriptors into the array.
         if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -71,13 +71,13 @@ impl Wake {
     }
 
     /// The descriptor to poll for `POLLIN`.
-    pub(super) fn fd(&self) -> c_int {
+    pub(crate) fn fd(&self) -> c_int {
         self.read_fd
     }
 
     /// Makes the channel readable (it stays so until drained). Cannot
     /// block: a full channel is already readable.
-    pub(super) fn signal(&self) {
+    pub(crate) fn signal(&self) {
         let one = 1u64.to_ne_bytes();
         // eventfd takes 8 bytes, a pipe any; a failure (EAGAIN: full) leaves
         // it readable anyway.
@@ -87,7 +87,7 @@ impl Wake {
     }
 
     /// Empties the channel after a wake-up.
-    pub(super) fn drain(&self) {
+    pub(crate) fn drain(&self) {
         let mut sink = [0u8; 64];
         loop {
             // SAFETY: reads at most 64 bytes into a live array.

@@ -20,15 +20,16 @@
 //! still owed, which every later spawn and free tries again (`reap_owed`),
 //! so that no thread of ours is needed and no call blocks.
 
-use std::ffi::{c_int, c_uint};
+use std::ffi::c_int;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::super::fd::{last_errno, move_above_stdio};
+use crate::sys::unix::process::{self as sys, ChildState};
 
 /// How often a wait looks at the process where no pidfd tells its exit (or
 /// the pidfd told it, but its status cannot be had yet).
-pub(super) const POLL_EXIT: Duration = Duration::from_millis(20);
+pub(crate) const POLL_EXIT: Duration = Duration::from_millis(20);
 
 /// How long after SIGKILL its exit status is awaited before the end comes
 /// without it (a process stuck in the kernel may take that long to die).
@@ -46,12 +47,12 @@ enum Exit {
 }
 
 #[derive(Debug)]
-pub(super) struct Child {
+pub(crate) struct Child {
     /// The server, leader of its own process group (pgid == pid).
     pid: libc::pid_t,
     /// Readable once the process exited (Linux 5.3+), close-on-exec, above
     /// descriptor 2.
-    pidfd: Option<c_int>,
+    pidfd: Option<OwnedFd>,
     /// How it ended, once noticed (it may not be reaped yet).
     exit: Option<Exit>,
     /// Its pid is no longer ours to wait for: reaped by us, or by someone
@@ -71,10 +72,10 @@ pub(super) struct Child {
 }
 
 impl Child {
-    pub(super) fn new(pid: libc::pid_t) -> Child {
+    pub(crate) fn new(pid: libc::pid_t) -> Child {
         Child {
             pid,
-            pidfd: pidfd_open(pid),
+            pidfd: sys::pidfd_open(pid),
             exit: None,
             reaped: false,
             lost: false,
@@ -86,98 +87,80 @@ impl Child {
         }
     }
 
-    pub(super) fn pid(&self) -> libc::pid_t {
+    pub(crate) fn pid(&self) -> libc::pid_t {
         self.pid
     }
 
     /// The descriptor to poll for its exit, until the exit is taken (an
     /// exited server's pidfd stays readable: polled again, it would make
     /// every wait return at once).
-    pub(super) fn pidfd(&self) -> Option<c_int> {
+    pub(crate) fn pidfd(&self) -> Option<c_int> {
+        self.live_pidfd().map(|fd| fd.as_raw_fd())
+    }
+
+    fn live_pidfd(&self) -> Option<BorrowedFd<'_>> {
         self.pidfd
+            .as_ref()
             .filter(|_| self.exit.is_none() && !self.pidfd_spent)
+            .map(AsFd::as_fd)
     }
 
     /// Nothing but a look now and then tells the exit.
-    pub(super) fn needs_polling(&self) -> bool {
+    pub(crate) fn needs_polling(&self) -> bool {
         self.exit.is_none() && (self.pidfd.is_none() || self.pidfd_spent)
     }
 
     /// Looks whether it exited, without reaping it; true once it has.
     /// `pidfd_said`: its pidfd was reported readable.
-    pub(super) fn check_exit(&mut self, pidfd_said: bool) -> bool {
+    pub(crate) fn check_exit(&mut self, pidfd_said: bool) -> bool {
         if self.exit.is_some() {
             return true;
         }
-        // SAFETY: `siginfo_t` is plain data; zeroed is a valid value, and
-        // si_pid stays 0 when no child has a status to report.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waits only for our own child, without blocking and
-        // without reaping it (WNOWAIT); `info` is writable.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                self.pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        if r == 0 {
-            // SAFETY: waitid filled `info` (or left it zeroed).
-            let (pid, code, status) = unsafe { (info.si_pid(), info.si_code, info.si_status()) };
-            if pid == self.pid {
-                self.exit = Some(if code == libc::CLD_EXITED {
-                    Exit::Code(status)
-                } else {
-                    Exit::Signal(status)
-                });
-            } else if pidfd_said {
-                self.pidfd_spent = true; // gone, but held: look now and then
-            }
-        } else if last_errno() == libc::ECHILD {
+        match sys::peek(self.pid) {
+            ChildState::Exited(code) => self.exit = Some(Exit::Code(code)),
+            ChildState::Killed(signal) => self.exit = Some(Exit::Signal(signal)),
+            // Gone, but held (a tracer): its pidfd stays readable; look now
+            // and then instead.
+            ChildState::Running => self.pidfd_spent |= pidfd_said,
             // Reaped by someone else (a SIGCHLD handler of the host's, or
             // SIGCHLD ignored): gone, its status unknown, its pid free.
-            self.exit = Some(Exit::Unknown);
-            self.reaped = true;
-            self.lost = true;
+            ChildState::Gone => {
+                self.exit = Some(Exit::Unknown);
+                self.reaped = true;
+                self.lost = true;
+            }
         }
         self.exit.is_some()
     }
 
-    pub(super) fn exited(&self) -> bool {
+    pub(crate) fn exited(&self) -> bool {
         self.exit.is_some()
     }
 
     /// Reaps it once it exited. Called when no group signal is to come any
     /// more: the transport ended, or SIGKILL was sent.
-    pub(super) fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         if self.reaped || !self.check_exit(false) {
             return;
         }
-        let mut status = 0;
-        // SAFETY: waits only for our own child, which has exited, without
-        // blocking.
-        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if r == self.pid || (r < 0 && last_errno() == libc::ECHILD) {
-            self.reaped = true;
-        }
+        self.reaped = sys::reap(self.pid);
     }
 
     /// The group was sent SIGKILL and the server's status came (or did
     /// not come in `REAP_AFTER_KILL`): the end has come, whatever is left.
-    pub(super) fn killed(&self, now: Instant) -> bool {
+    pub(crate) fn killed(&self, now: Instant) -> bool {
         self.killed
             && (self.exit.is_some() || self.kill_at.is_some_and(|at| at + REAP_AFTER_KILL <= now))
     }
 
     /// The group was sent SIGKILL (its status may not have come yet).
-    pub(super) fn kill_sent(&self) -> bool {
+    pub(crate) fn kill_sent(&self) -> bool {
         self.killed
     }
 
     /// Schedules SIGTERM at `now + grace` and SIGKILL at `now + 2 grace`
     /// (the first call's schedule stands).
-    pub(super) fn schedule(&mut self, grace: Duration, now: Instant) {
+    pub(crate) fn schedule(&mut self, grace: Duration, now: Instant) {
         if self.term_at.is_none() {
             self.term_at = Some(
                 now.checked_add(grace)
@@ -191,7 +174,7 @@ impl Child {
     }
 
     /// The shutdown signals are scheduled.
-    pub(super) fn scheduled(&self) -> bool {
+    pub(crate) fn scheduled(&self) -> bool {
         self.term_at.is_some()
     }
 
@@ -199,7 +182,7 @@ impl Child {
     /// exited: a wrapper's children (`npx`, `uvx`) may still hold the
     /// pipes. After SIGKILL no group signal is to come: the server is
     /// reaped if it can be.
-    pub(super) fn signal_due(&mut self, now: Instant) {
+    pub(crate) fn signal_due(&mut self, now: Instant) {
         if !self.termed && self.term_at.is_some_and(|at| at <= now) {
             self.termed = true;
             self.signal_group(libc::SIGTERM);
@@ -216,11 +199,10 @@ impl Child {
     fn signal_group(&mut self, signal: c_int) {
         // The group through the pidfd: names the very group the server led,
         // whatever became of its number (Linux 6.9+; EINVAL before).
-        if self
-            .pidfd
-            .is_some_and(|fd| pidfd_send_signal(fd, signal, PIDFD_SIGNAL_PROCESS_GROUP) == Ok(()))
-        {
-            return;
+        if let Some(pidfd) = &self.pidfd {
+            if sys::pidfd_signal_group(pidfd.as_fd(), signal) {
+                return;
+            }
         }
         // By number: only while the server is provably unreaped (running, or
         // its zombie keeps the number). A host that reaps behind our back
@@ -229,18 +211,15 @@ impl Child {
         // look and the kill could escape it.
         self.check_exit(false);
         if !self.reaped && !self.lost {
-            // SAFETY: kill(2) on our child's own group, whose id its unreaped
-            // leader keeps reserved (ESRCH when the group is empty).
-            unsafe { libc::kill(-self.pid, signal) };
-        } else if let Some(fd) = self.pidfd {
-            // Only the server itself (ESRCH once it is gone).
-            let _ = pidfd_send_signal(fd, signal, 0);
+            sys::signal_group(self.pid, signal);
+        } else if let Some(pidfd) = &self.pidfd {
+            sys::pidfd_signal(pidfd.as_fd(), signal); // only the server itself
         }
     }
 
     /// The next signal's time, while one is to come; after SIGKILL, the
     /// end of the wait for its status.
-    pub(super) fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         if !self.termed {
             self.term_at
         } else if !self.killed {
@@ -253,7 +232,7 @@ impl Child {
     }
 
     /// For `MCP_EVENT_CLOSED`: the exit status, or -1.
-    pub(super) fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self.exit {
             Some(Exit::Code(code)) => code,
             _ => -1,
@@ -261,7 +240,7 @@ impl Child {
     }
 
     /// For `MCP_EVENT_CLOSED`: the signal that killed it, or 0.
-    pub(super) fn term_signal(&self) -> i32 {
+    pub(crate) fn term_signal(&self) -> i32 {
         match self.exit {
             Some(Exit::Signal(signal)) => signal,
             _ => 0,
@@ -295,32 +274,15 @@ impl Drop for Child {
                 if self.reaped || Instant::now() >= give_up {
                     break;
                 }
-                wait_for_exit(self.pidfd.filter(|_| !self.pidfd_spent), give_up);
+                let left = give_up.saturating_duration_since(Instant::now());
+                let pidfd = self.pidfd.as_ref().filter(|_| !self.pidfd_spent);
+                sys::wait_readable(pidfd.map(AsFd::as_fd), left.min(POLL_EXIT));
             }
             if !self.reaped {
                 owe_wait(self.pid);
             }
         }
-        if let Some(fd) = self.pidfd {
-            // SAFETY: the child owns its pidfd; closed once.
-            unsafe { libc::close(fd) };
-        }
     }
-}
-
-/// Waits until `pidfd` is readable or `POLL_EXIT` (at most until `until`).
-fn wait_for_exit(pidfd: Option<c_int>, until: Instant) {
-    let left = until
-        .saturating_duration_since(Instant::now())
-        .min(POLL_EXIT);
-    let ms = left.as_millis().max(1) as c_int;
-    let mut set = libc::pollfd {
-        fd: pidfd.unwrap_or(-1), // poll ignores a negative descriptor: a sleep
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd entry.
-    unsafe { libc::poll(&mut set, 1, ms) };
 }
 
 // ---- Waits owed ----
@@ -341,63 +303,9 @@ fn owe_wait(pid: libc::pid_t) {
 
 /// Reaps the servers of earlier transports that could not be reaped when
 /// they were freed, those that can be now. Called at every spawn and free.
-pub(super) fn reap_owed() {
+pub(crate) fn reap_owed() {
     let Ok(mut owed) = OWED.lock() else {
         return;
     };
-    owed.retain(|&pid| {
-        let mut status = 0;
-        // SAFETY: waits only for a child of ours, without blocking.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        r == 0 || (r < 0 && last_errno() == libc::EINTR) // still owed
-    });
-}
-
-// ---- The platform's calls ----
-
-/// `pidfd_send_signal` flag (Linux 6.9): the signal goes to the process
-/// group the pidfd's process leads. (Not in the libc crate for every target.)
-const PIDFD_SIGNAL_PROCESS_GROUP: c_uint = 1 << 2;
-
-/// A pidfd for `pid` (Linux 5.3+), above descriptor 2, or `None`.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn pidfd_open(pid: libc::pid_t) -> Option<c_int> {
-    // SAFETY: the pidfd_open system call takes a pid and flags; it returns a
-    // new descriptor (close-on-exec) or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return None;
-    }
-    move_above_stdio(fd as c_int).ok()
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn pidfd_open(_pid: libc::pid_t) -> Option<c_int> {
-    None
-}
-
-/// `pidfd_send_signal(pidfd, signal, NULL, flags)`; the errno on failure.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn pidfd_send_signal(pidfd: c_int, signal: c_int, flags: c_uint) -> Result<(), c_int> {
-    // SAFETY: the system call takes a descriptor, a signal number, a NULL
-    // siginfo (the kernel fills one as kill(2) does) and flags.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd,
-            signal,
-            std::ptr::null::<libc::siginfo_t>(),
-            flags,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(last_errno())
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn pidfd_send_signal(_pidfd: c_int, _signal: c_int, _flags: c_uint) -> Result<(), c_int> {
-    Err(libc::ENOSYS)
+    owed.retain(|&pid| !sys::reap(pid));
 }
