@@ -1241,8 +1241,8 @@ McpStatus mcp_transport_next_deadline(struct McpTransport *t,
  *
  * The timeout holds whatever the peer sends: bytes that give no event
  * (blank lines, the rest of a line too long) are read at most 16 reads of
- * 64 KiB (1 MiB) at a time before the time is looked at, so timeout 0
- * returns `MCP_STATUS_NO_MESSAGE` after at most that much. A descriptor
+ * 64 KiB (1 MiB), or 5 ms, at a time before the time is looked at, so
+ * timeout 0 returns `MCP_STATUS_NO_MESSAGE` after at most that much. A descriptor
  * transport reads only when no line it read is waiting to be taken, so it
  * holds at most the line limit and one read (64 KiB) of lines, whatever
  * the pace at which events are taken (`docs/contract.md`, §Bounds).
@@ -1250,10 +1250,10 @@ McpStatus mcp_transport_next_deadline(struct McpTransport *t,
  * The event's data is valid until the next `next_event` (whatever it
  * returns), `receive` or `receive_end` on `t`, or its free. A receiving
  * call: one thread at a time; sends from other threads wake it. It holds
- * the transport's lock while it moves bytes (one read or write, judging
- * the lines read: one step), not while it waits: a send, `close` or
- * `next_deadline` from another thread waits for that step at most, never
- * for the peer.
+ * the transport's lock while it moves bytes (a turn: at most 16 reads or
+ * 5 ms, and judging the lines read), not while it waits: a send, `close`
+ * or `next_deadline` from another thread waits for one turn at most,
+ * never for the peer.
  *
  * # Safety
  * `t` is NULL or a live transport; `ev` is NULL or points to writable

@@ -9,6 +9,7 @@ use std::ptr;
 
 use super::boundary::fault_point;
 use super::McpStatus;
+use crate::process::command::{Command, EnvMode, StderrMode};
 
 /// How a spawned server's environment starts, before the
 /// `mcp_command_env` entries are laid over it.
@@ -45,49 +46,12 @@ pub enum McpStderrMode {
     MCP_STDERR_DISCARD = 2,
 }
 
-/// The variables `MCP_ENV_DEFAULT` passes on.
-pub(crate) const DEFAULT_ENV: [&str; 11] = [
-    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
-    "TMPDIR",
-];
-
 /// A command to spawn as an MCP server (opaque): create it with
 /// `mcp_command_new`, add to it, pass it to `mcp_transport_spawn` (as often
 /// as you like: to restart a server that exited, spawn the same command
 /// again), free it with `mcp_command_free`. One thread at a time.
 #[derive(Debug)]
-pub struct McpCommand {
-    pub(crate) program: OsString,
-    pub(crate) args: Vec<OsString>,
-    pub(crate) env_mode: McpEnvMode,
-    /// Laid over the mode in order: `None` removes the variable.
-    pub(crate) env: Vec<(OsString, Option<OsString>)>,
-    pub(crate) cwd: Option<PathBuf>,
-    pub(crate) stderr: McpStderrMode,
-}
-
-impl McpCommand {
-    /// The environment the server gets: the mode's variables, then the
-    /// overlays in order.
-    pub(crate) fn environment(&self) -> Vec<(OsString, OsString)> {
-        let mut vars: Vec<(OsString, OsString)> = match self.env_mode {
-            McpEnvMode::MCP_ENV_INHERIT => std::env::vars_os().collect(),
-            McpEnvMode::MCP_ENV_CLEAR => Vec::new(),
-            McpEnvMode::MCP_ENV_DEFAULT => DEFAULT_ENV
-                .iter()
-                .filter_map(|name| std::env::var_os(name).map(|v| (OsString::from(name), v)))
-                .filter(|(_, v)| !v.as_bytes().starts_with(b"()"))
-                .collect(),
-        };
-        for (name, value) in &self.env {
-            vars.retain(|(n, _)| n != name);
-            if let Some(value) = value {
-                vars.push((name.clone(), value.clone()));
-            }
-        }
-        vars
-    }
-}
+pub struct McpCommand(pub(crate) Command);
 
 /// A NUL-terminated argument as an `OsString`; NULL is an error.
 ///
@@ -108,14 +72,14 @@ unsafe fn os_string(text: *const c_char) -> Result<OsString, McpStatus> {
 /// `cmd` is NULL or a live command not used by another thread.
 unsafe fn with_command(
     cmd: *mut McpCommand,
-    change: impl FnOnce(&mut McpCommand) -> Result<(), McpStatus>,
+    change: impl FnOnce(&mut Command) -> Result<(), McpStatus>,
 ) -> McpStatus {
     // SAFETY: NULL or live and unaliased, by the caller's contract.
     let Some(cmd) = (unsafe { cmd.as_mut() }) else {
         return McpStatus::MCP_STATUS_NULL_ARGUMENT;
     };
     fault_point();
-    match change(cmd) {
+    match change(&mut cmd.0) {
         Ok(()) => McpStatus::MCP_STATUS_OK,
         Err(status) => status,
     }
@@ -143,14 +107,7 @@ pub unsafe extern "C" fn mcp_command_new(program: *const c_char) -> *mut McpComm
         let Ok(program) = (unsafe { os_string(program) }) else {
             return ptr::null_mut();
         };
-        Box::into_raw(Box::new(McpCommand {
-            program,
-            args: Vec::new(),
-            env_mode: McpEnvMode::MCP_ENV_DEFAULT,
-            env: Vec::new(),
-            cwd: None,
-            stderr: McpStderrMode::MCP_STDERR_EVENTS,
-        }))
+        Box::into_raw(Box::new(McpCommand(Command::new(&program))))
     })
 }
 
@@ -223,9 +180,9 @@ pub unsafe extern "C" fn mcp_command_env_mode(cmd: *mut McpCommand, mode: i32) -
         unsafe {
             with_command(cmd, |cmd| {
                 cmd.env_mode = match mode {
-                    0 => McpEnvMode::MCP_ENV_DEFAULT,
-                    1 => McpEnvMode::MCP_ENV_INHERIT,
-                    2 => McpEnvMode::MCP_ENV_CLEAR,
+                    0 => EnvMode::Default,
+                    1 => EnvMode::Inherit,
+                    2 => EnvMode::Clear,
                     _ => return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT),
                 };
                 Ok(())
@@ -270,9 +227,9 @@ pub unsafe extern "C" fn mcp_command_stderr(cmd: *mut McpCommand, mode: i32) -> 
         unsafe {
             with_command(cmd, |cmd| {
                 cmd.stderr = match mode {
-                    0 => McpStderrMode::MCP_STDERR_EVENTS,
-                    1 => McpStderrMode::MCP_STDERR_INHERIT,
-                    2 => McpStderrMode::MCP_STDERR_DISCARD,
+                    0 => StderrMode::Events,
+                    1 => StderrMode::Inherit,
+                    2 => StderrMode::Discard,
                     _ => return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT),
                 };
                 Ok(())

@@ -68,9 +68,13 @@ pub(super) fn millis_to_deadline(inner: &Inner) -> i32 {
 // ---- Events ----
 
 /// Reads (of up to 64 KiB each) that give no event before `next_event`
-/// looks at its time and lets other threads in: about 1 MiB of blank lines.
+/// looks at its time and lets other threads in: about 1 MiB of blank lines,
+/// or `TURN_TIME` of reading, whichever comes first (a slow build, or a
+/// machine under load, reads far less in a turn).
 #[cfg(unix)]
 const READS_PER_TURN: usize = 16;
+#[cfg(unix)]
+const TURN_TIME: Duration = Duration::from_millis(5);
 
 /// How long `next_event` may wait.
 #[derive(Clone, Copy)]
@@ -110,8 +114,8 @@ pub(super) enum Wait {
 ///
 /// The timeout holds whatever the peer sends: bytes that give no event
 /// (blank lines, the rest of a line too long) are read at most 16 reads of
-/// 64 KiB (1 MiB) at a time before the time is looked at, so timeout 0
-/// returns `MCP_STATUS_NO_MESSAGE` after at most that much. A descriptor
+/// 64 KiB (1 MiB), or 5 ms, at a time before the time is looked at, so
+/// timeout 0 returns `MCP_STATUS_NO_MESSAGE` after at most that much. A descriptor
 /// transport reads only when no line it read is waiting to be taken, so it
 /// holds at most the line limit and one read (64 KiB) of lines, whatever
 /// the pace at which events are taken (`docs/contract.md`, §Bounds).
@@ -119,10 +123,10 @@ pub(super) enum Wait {
 /// The event's data is valid until the next `next_event` (whatever it
 /// returns), `receive` or `receive_end` on `t`, or its free. A receiving
 /// call: one thread at a time; sends from other threads wake it. It holds
-/// the transport's lock while it moves bytes (one read or write, judging
-/// the lines read: one step), not while it waits: a send, `close` or
-/// `next_deadline` from another thread waits for that step at most, never
-/// for the peer.
+/// the transport's lock while it moves bytes (a turn: at most 16 reads or
+/// 5 ms, and judging the lines read), not while it waits: a send, `close`
+/// or `next_deadline` from another thread waits for one turn at most,
+/// never for the peer.
 ///
 /// # Safety
 /// `t` is NULL or a live transport; `ev` is NULL or points to writable
@@ -182,6 +186,8 @@ pub(super) unsafe fn next_event<'a>(
     // Reads in a row that gave no event, since the last wait.
     #[cfg(unix)]
     let mut reads = 0;
+    #[cfg(unix)]
+    let mut turn_began = Instant::now();
     loop {
         if inner.core.is_closed() {
             return Err(McpStatus::MCP_STATUS_END_OF_STREAM);
@@ -267,16 +273,17 @@ pub(super) unsafe fn next_event<'a>(
             if let Some(io) = io {
                 // Bytes that give no event (blank lines, the rest of a line
                 // too long) may never run out: after `READS_PER_TURN` such
-                // reads, or once the caller's time is up, the wait below
-                // has its say (the time, the lock for other threads). The
-                // first read of a call always happens: what is there is
-                // taken, however short the time.
-                let time_up = reads > 0 && matches!(wait, Wait::Until(at) if at <= Instant::now());
-                let read = if reads < READS_PER_TURN && !time_up {
-                    io.read(core)
-                } else {
-                    Ok(false)
+                // reads or `TURN_TIME`, or once the caller's time is up, the
+                // wait below has its say (the time, the lock for other
+                // threads). The first read of a call always happens: what is
+                // there is taken, however short the time.
+                let turn_over = reads > 0 && {
+                    let now = Instant::now();
+                    reads >= READS_PER_TURN
+                        || now.saturating_duration_since(turn_began) >= TURN_TIME
+                        || matches!(wait, Wait::Until(at) if at <= now)
                 };
+                let read = if !turn_over { io.read(core) } else { Ok(false) };
                 match read {
                     Ok(true) => {
                         reads += 1;
@@ -324,6 +331,7 @@ pub(super) unsafe fn next_event<'a>(
         if inner.io.is_some() {
             inner = fds::wait(handle, inner, wake_at, now)?;
             reads = 0;
+            turn_began = Instant::now();
             continue;
         }
         let woken = match wake_at {
@@ -345,7 +353,7 @@ pub(super) unsafe fn next_event<'a>(
 /// # Safety
 /// `ev` points to writable memory for one `McpEvent`.
 #[cfg(unix)]
-unsafe fn stderr_event(process: &mut super::spawn::Process, ev: *mut McpEvent) -> bool {
+unsafe fn stderr_event(process: &mut crate::process::server::Server, ev: *mut McpEvent) -> bool {
     let Some(line) = process.stderr_line() else {
         return false;
     };

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::super::fd::set_errno;
 use super::events::millis_to_deadline;
-use super::spawn::Process;
 use super::{lock, Inner, McpStatus, McpTransport};
+use crate::process::server::Server;
 use crate::reader::READ_CHUNK;
 use crate::sys::unix::fd::{last_errno, read_appending};
 use crate::sys::unix::sigpipe::SigpipeGuard;
@@ -59,7 +59,7 @@ pub(super) struct FdIo {
     caught_up: Option<Instant>,
     /// A spawned server behind the descriptors. Last: dropped after the
     /// pipes are closed (it kills and reaps what is left).
-    process: Option<Process>,
+    process: Option<Server>,
 }
 
 /// How long queued output may still be written after the peer's end.
@@ -94,7 +94,7 @@ impl FdIo {
     pub(super) fn for_process(
         stdout: c_int,
         stdin: c_int,
-        process: Process,
+        process: Server,
     ) -> Result<FdIo, McpStatus> {
         let wake = match Wake::new() {
             Ok(wake) => wake,
@@ -117,11 +117,11 @@ impl FdIo {
     }
 
     /// The spawned server, if any.
-    pub(super) fn process(&self) -> Option<&Process> {
+    pub(super) fn process(&self) -> Option<&Server> {
         self.process.as_ref()
     }
 
-    pub(super) fn process_mut(&mut self) -> Option<&mut Process> {
+    pub(super) fn process_mut(&mut self) -> Option<&mut Server> {
         self.process.as_mut()
     }
 

@@ -1,8 +1,9 @@
 //! Descriptors: one read(2) into a buffer's spare room, the errno of the
-//! last failed call, and new descriptors kept above 2.
+//! last failed call, new descriptors kept above 2, flags, poll(2).
 
 use std::ffi::c_int;
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
 /// The errno of the last failed system call on this thread.
 pub(crate) fn last_errno() -> c_int {
@@ -58,5 +59,41 @@ pub(crate) fn move_above_stdio(fd: c_int) -> Result<c_int, c_int> {
         Err(errno)
     } else {
         Ok(moved)
+    }
+}
+
+/// [`move_above_stdio`] for an owned descriptor.
+pub(crate) fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    let raw = move_above_stdio(fd.into_raw_fd()).map_err(io::Error::from_raw_os_error)?;
+    // SAFETY: a descriptor just made or moved, owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// Descriptor number `fd` is open in this process.
+pub(crate) fn is_open(fd: c_int) -> bool {
+    // SAFETY: F_GETFD on a descriptor number; a closed one fails.
+    unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
+}
+
+/// Makes `fd` non-blocking (a failure leaves it as it was).
+pub(crate) fn set_nonblocking(fd: BorrowedFd<'_>) {
+    // SAFETY: F_GETFL and F_SETFL on a live descriptor; no memory.
+    unsafe {
+        let old = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        if old >= 0 {
+            libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, old | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// poll(2) on `set` for at most `timeout_ms` (-1: no limit, 0: no wait):
+/// how many entries have something, or the error.
+pub(crate) fn poll(set: &mut [libc::pollfd], timeout_ms: c_int) -> io::Result<usize> {
+    // SAFETY: `set` is a live slice of pollfd entries, its length given.
+    let r = unsafe { libc::poll(set.as_mut_ptr(), set.len() as libc::nfds_t, timeout_ms) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
     }
 }

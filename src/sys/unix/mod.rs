@@ -5,9 +5,11 @@
 //! - `sigpipe.rs`: writing to a closed pipe without dying of SIGPIPE;
 //! - `wake.rs`: waking a thread that waits in poll(2);
 //! - `process.rs`: a child's exit seen without reaping it, reaping, signals
-//!   to its process group, the pidfd.
+//!   to its process group, the pidfd;
+//! - `spawn.rs`: what runs in the child between fork and exec.
 
 pub(crate) mod fd;
 pub(crate) mod process;
 pub(crate) mod sigpipe;
+pub(crate) mod spawn;
 pub(crate) mod wake;

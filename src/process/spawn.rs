@@ -1,0 +1,138 @@
+//! Starting a server: its program found as `execvp` would, its pipes made
+//! above descriptor 2 (whatever the host closed), its stderr where the
+//! command says, its own process group.
+
+use std::ffi::{c_int, OsStr};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+
+use super::command::{Command, StderrMode};
+use crate::sys::unix::fd::{above_stdio, is_open};
+use crate::sys::unix::spawn::prepare_child;
+
+/// `path` is a regular file this process may execute.
+fn executable(path: &Path) -> bool {
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Where `program` is: itself when it has a `/`, else the first match in
+/// `path` (empty entries mean the current directory). A relative result is
+/// taken from `base`, the server's working directory, as the exec after its
+/// `chdir` would take it (and as a shell's `cd dir && prog`, Node's `spawn`
+/// and Python's `Popen` do), and made absolute so that the check here and
+/// the exec there see the same file. `ENOENT` when none.
+fn resolve(program: &OsStr, path: Option<&OsStr>, base: &Path) -> Result<PathBuf, c_int> {
+    if program.as_bytes().contains(&b'/') {
+        return Ok(base.join(program));
+    }
+    if program.is_empty() {
+        return Err(libc::ENOENT);
+    }
+    let path = path.map_or(&b"/usr/local/bin:/usr/bin:/bin"[..], OsStr::as_bytes);
+    let mut found_not_executable = false;
+    for dir in path.split(|&b| b == b':') {
+        let candidate = base.join(OsStr::from_bytes(dir)).join(program);
+        if executable(&candidate) {
+            return Ok(candidate);
+        }
+        found_not_executable |= candidate.is_file();
+    }
+    Err(if found_not_executable {
+        libc::EACCES
+    } else {
+        libc::ENOENT
+    })
+}
+
+/// Our ends of a started server's pipes: its stdin, its stdout, and its
+/// stderr when it comes as events.
+pub(crate) struct Pipes {
+    pub(crate) stdin: OwnedFd,
+    pub(crate) stdout: OwnedFd,
+    pub(crate) stderr: Option<OwnedFd>,
+}
+
+/// A pipe, both ends close-on-exec and above descriptor 2: (read end,
+/// write end). Made here rather than by `Stdio::piped()`: in a host that
+/// closed 0, 1 or 2, std's pipes take those numbers, and an end that is
+/// already the number the child needs keeps its close-on-exec flag through
+/// the child's `dup2` (a server without stdin), or is overwritten by
+/// another end's `dup2` (a server whose stderr is its stdin).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (read, write) = io::pipe()?;
+    Ok((above_stdio(read.into())?, above_stdio(write.into())?))
+}
+
+/// `/dev/null` for reading and writing, close-on-exec, above descriptor 2.
+fn dev_null() -> io::Result<OwnedFd> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    above_stdio(file.into())
+}
+
+/// Starts the server `cmd` describes; its pid and our ends of its pipes.
+pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc::pid_t, Pipes)> {
+    let env = cmd.environment();
+    let child_path = env
+        .iter()
+        .find(|(n, _)| n == "PATH")
+        .map(|(_, v)| v.clone());
+    let host_path = std::env::var_os("PATH");
+    // The server's working directory, absolute (a host whose own is gone
+    // can still start programs by absolute paths).
+    let host_dir = std::env::current_dir().unwrap_or_default();
+    let base = match &cmd.cwd {
+        Some(dir) => host_dir.join(dir),
+        None => host_dir,
+    };
+    let path = child_path.as_deref().or(host_path.as_deref());
+    let program = resolve(&cmd.program, path, &base).map_err(io::Error::from_raw_os_error)?;
+    let (stdin_child, stdin) = pipe()?;
+    let (stdout, stdout_child) = pipe()?;
+    let (stderr, stderr_child) = match cmd.stderr {
+        StderrMode::Events => {
+            let (ours, child) = pipe()?;
+            (Some(ours), Stdio::from(child))
+        }
+        // A host without a stderr gives none: /dev/null rather than a
+        // closed 2, which the server's first open file would take.
+        StderrMode::Inherit if is_open(2) => (None, Stdio::inherit()),
+        StderrMode::Inherit | StderrMode::Discard => (None, Stdio::from(dev_null()?)),
+    };
+    let mut command = StdCommand::new(&program);
+    command
+        .arg0(&cmd.program)
+        .args(&cmd.args)
+        .env_clear()
+        .envs(env.iter().map(|(n, v)| (n, v)))
+        .stdin(Stdio::from(stdin_child))
+        .stdout(Stdio::from(stdout_child))
+        .stderr(stderr_child)
+        // Its own group: the shutdown signals reach what it starts too.
+        .process_group(0);
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
+    prepare_child(&mut command, kill_on_host_exit);
+    let child = command.spawn()?;
+    // Neither waits nor kills (`Child` does that); dropping the command
+    // closes the child's ends of the pipes here, so that their ends come.
+    let pid = child.id() as libc::pid_t;
+    drop(command);
+    Ok((
+        pid,
+        Pipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+    ))
+}
