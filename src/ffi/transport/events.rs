@@ -37,32 +37,9 @@ pub unsafe extern "C" fn mcp_transport_next_deadline(
             return McpStatus::MCP_STATUS_NULL_ARGUMENT;
         }
         // SAFETY: non-null and writable, by the caller's contract.
-        unsafe { timeout_ms.write(millis_to_deadline(&inner)) };
+        unsafe { timeout_ms.write(inner.millis_to_deadline()) };
         McpStatus::MCP_STATUS_OK
     })
-}
-
-/// Milliseconds to the core's next deadline, rounded up (at most
-/// `i32::MAX`); -1: none; 0 once closed.
-pub(super) fn millis_to_deadline(inner: &Inner) -> i32 {
-    if inner.core.is_closed() {
-        return 0;
-    }
-    let now = Instant::now();
-    let deadline = inner.core.next_deadline();
-    // A descriptor transport's own: the end of a grace, a server's signals.
-    #[cfg(unix)]
-    let deadline = match inner.io.as_ref().and_then(|io| io.next_deadline(now)) {
-        Some(b) => Some(deadline.map_or(b, |a| a.min(b))),
-        None => deadline,
-    };
-    match deadline {
-        None => -1,
-        Some(at) => {
-            let left = at.saturating_duration_since(now);
-            i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
-        }
-    }
 }
 
 // ---- Events ----
@@ -310,12 +287,7 @@ pub(super) unsafe fn next_event<'a>(
             Wait::Forever => None,
         };
         let now = Instant::now();
-        let scheduled = inner.core.next_deadline();
-        #[cfg(unix)]
-        let scheduled = match inner.io.as_ref().and_then(|io| io.next_deadline(now)) {
-            Some(b) => Some(scheduled.map_or(b, |a| a.min(b))),
-            None => scheduled,
-        };
+        let scheduled = inner.next_deadline(now);
         if until.is_some_and(|at| at <= now) {
             return Err(McpStatus::MCP_STATUS_NO_MESSAGE);
         }

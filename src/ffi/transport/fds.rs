@@ -7,7 +7,6 @@ use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use super::super::fd::set_errno;
-use super::events::millis_to_deadline;
 use super::{lock, Inner, McpStatus, McpTransport};
 use crate::process::server::Server;
 use crate::reader::READ_CHUNK;
@@ -722,7 +721,7 @@ pub unsafe extern "C" fn mcp_transport_poll_fds(
             if needed > cap {
                 return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
             }
-            let timeout = millis_to_deadline(&inner);
+            let timeout = inner.millis_to_deadline();
             // SAFETY: `fds` holds `cap` >= `needed` writable entries and
             // `timeout_ms` is writable, by the caller's contract.
             unsafe {

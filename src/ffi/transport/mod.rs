@@ -115,6 +115,36 @@ impl Inner {
         self.core.close(grace, now)
     }
 
+    /// The earliest instant something is due without new input: the
+    /// core's next deadline, or a descriptor transport's own (the end of a
+    /// grace, a server's signals).
+    fn next_deadline(&self, now: Instant) -> Option<Instant> {
+        let deadline = self.core.next_deadline();
+        #[cfg(unix)]
+        let deadline = match self.io.as_ref().and_then(|io| io.next_deadline(now)) {
+            Some(b) => Some(deadline.map_or(b, |a| a.min(b))),
+            None => deadline,
+        };
+        let _ = now;
+        deadline
+    }
+
+    /// Milliseconds to [`next_deadline`](Self::next_deadline), rounded up
+    /// (at most `i32::MAX`); -1: none; 0 once closed.
+    fn millis_to_deadline(&self) -> i32 {
+        if self.core.is_closed() {
+            return 0;
+        }
+        let now = Instant::now();
+        match self.next_deadline(now) {
+            None => -1,
+            Some(at) => {
+                let left = at.saturating_duration_since(now);
+                i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
+            }
+        }
+    }
+
     #[cfg(unix)]
     fn is_memory(&self) -> bool {
         self.io.is_none()
