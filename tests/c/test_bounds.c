@@ -862,13 +862,6 @@ int main(int argc, char **argv)
         return blank_line_server();
     }
 
-    /* test_process.h's helpers are plain `static`: mark those this file
-     * does not need as used. */
-    (void)expect_spawn_failed_at;
-    (void)run_and_free_at;
-    (void)run_free;
-    (void)has_line;
-    (void)spawn_and_free_at;
 
     /* Each takes a second or less plain; the limits leave room for
      * valgrind and the sanitizers. */

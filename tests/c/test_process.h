@@ -2,9 +2,10 @@
  * Helpers of the C tests that spawn servers (test_spawn.c and the tests of
  * the transport's bounds and descriptors): counting descriptors, watching
  * processes, spawning `sh -c` scripts, and running a transport to
- * MCP_EVENT_CLOSED while recording what the server said. Header-only, as
- * test_util.h; include it after test_util.h and test_clock.h, with
- * _XOPEN_SOURCE 700 defined.
+ * MCP_EVENT_CLOSED while recording what the server said, reading a pipe to
+ * its end. Header-only, as test_util.h (static inline: a file that uses
+ * only some is not warned of the others); include it after test_util.h and
+ * test_clock.h, with _XOPEN_SOURCE 700 (or _GNU_SOURCE) defined.
  */
 #ifndef MCP_STDIO_TEST_PROCESS_H
 #define MCP_STDIO_TEST_PROCESS_H
@@ -12,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +21,7 @@
 
 /* The descriptors this process has open (the listing's own included: the
  * same number every time). */
-static int fd_count(void)
+static inline int fd_count(void)
 {
     int n = 0;
     struct dirent *e;
@@ -37,7 +39,7 @@ static int fd_count(void)
 }
 
 /* No child of this process is left, running or unreaped. */
-static int no_child_left(void)
+static inline int no_child_left(void)
 {
     errno = 0;
     return waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD;
@@ -45,7 +47,7 @@ static int no_child_left(void)
 
 /* The process `pid` is gone: no such process, or a zombie (killed, waiting
  * for a parent that is not us to reap it). */
-static int process_gone(pid_t pid)
+static inline int process_gone(pid_t pid)
 {
     char path[64], buf[512];
     const char *close_paren;
@@ -68,7 +70,7 @@ static int process_gone(pid_t pid)
 }
 
 /* Waits up to `ms` for `pid` to be gone. */
-static int process_gone_within(pid_t pid, long ms)
+static inline int process_gone_within(pid_t pid, long ms)
 {
     double end = now_ms() + (double)ms;
     while (!process_gone(pid)) {
@@ -80,7 +82,7 @@ static int process_gone_within(pid_t pid, long ms)
     return 1;
 }
 
-static McpCommand *new_command_at(const char *program, const char *file, int line)
+static inline McpCommand *new_command_at(const char *program, const char *file, int line)
 {
     McpCommand *cmd = mcp_command_new(program);
     if (!check_at(cmd != NULL, "mcp_command_new() != NULL", file, line)) {
@@ -93,7 +95,7 @@ static McpCommand *new_command_at(const char *program, const char *file, int lin
 #define NEW_COMMAND(program) new_command_at((program), __FILE__, __LINE__)
 
 /* `sh -c <script>` */
-static McpCommand *sh_command_at(const char *script, const char *file, int line)
+static inline McpCommand *sh_command_at(const char *script, const char *file, int line)
 {
     McpCommand *cmd = new_command_at("sh", file, line);
     check_at(mcp_command_arg(cmd, "-c") == MCP_STATUS_OK, "arg -c", file, line);
@@ -103,7 +105,7 @@ static McpCommand *sh_command_at(const char *script, const char *file, int line)
 
 #define SH_COMMAND(script) sh_command_at((script), __FILE__, __LINE__)
 
-static McpTransport *spawn_at(const McpCommand *cmd, uint32_t flags, const char *file, int line)
+static inline McpTransport *spawn_at(const McpCommand *cmd, uint32_t flags, const char *file, int line)
 {
     McpTransport *t = NULL;
     McpStatus st = mcp_transport_spawn(cmd, flags, &t);
@@ -120,7 +122,7 @@ static McpTransport *spawn_at(const McpCommand *cmd, uint32_t flags, const char 
 #define SPAWN(cmd) spawn_at((cmd), 0, __FILE__, __LINE__)
 
 /* Spawns the command and frees it (a transport does not need it). */
-static McpTransport *spawn_and_free_at(McpCommand *cmd, const char *file, int line)
+static inline McpTransport *spawn_and_free_at(McpCommand *cmd, const char *file, int line)
 {
     McpTransport *t = spawn_at(cmd, 0, file, line);
     mcp_command_free(cmd);
@@ -135,7 +137,7 @@ typedef struct {
     size_t len, cap;
 } Text;
 
-static void text_add(Text *t, const void *p, size_t n)
+static inline void text_add(Text *t, const void *p, size_t n)
 {
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap == 0 ? 256 : t->cap;
@@ -158,15 +160,47 @@ static void text_add(Text *t, const void *p, size_t n)
     t->data[t->len] = '\0';
 }
 
-static void text_free(Text *t)
+static inline void text_free(Text *t)
 {
     free(t->data);
     t->data = NULL;
     t->len = t->cap = 0;
 }
 
+/* Reads from `fd` into `out` until its end (1) or `limit_ms` (0). */
+static inline int read_to_end(int fd, Text *out, double limit_ms)
+{
+    double end = now_ms() + limit_ms;
+    char buf[4096];
+    for (;;) {
+        struct pollfd p;
+        ssize_t n;
+        double left = end - now_ms();
+        p.fd = fd;
+        p.events = POLLIN;
+        p.revents = 0;
+        if (left <= 0) {
+            return 0;
+        }
+        if (poll(&p, 1, (int)left + 1) <= 0) {
+            continue; /* EINTR, or the time is up: the loop sees which */
+        }
+        n = read(fd, buf, sizeof buf);
+        if (n == 0) {
+            return 1;
+        }
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) {
+                continue;
+            }
+            return 0;
+        }
+        text_add(out, buf, (size_t)n);
+    }
+}
+
 /* `text` (lines, each ended by '\n') has the line `line`. */
-static int has_line(const Text *text, const char *line)
+static inline int has_line(const Text *text, const char *line)
 {
     size_t n = strlen(line);
     const char *p = text->data;
@@ -198,15 +232,52 @@ typedef struct {
     double ms; /* from the start of run_to_close to CLOSED */
 } Run;
 
-static void run_free(Run *r)
+static inline void run_free(Run *r)
 {
     text_free(&r->err);
     text_free(&r->invalid);
     text_free(&r->messages);
 }
 
+/* Records one event in `r` (CLOSED: closed, exit_code, term_signal). */
+static inline void run_note(Run *r, const McpEvent *ev)
+{
+    switch (ev->kind) {
+    case MCP_EVENT_STDERR:
+        text_add(&r->err, ev->data, ev->len);
+        text_add(&r->err, "\n", 1);
+        r->n_stderr++;
+        break;
+    case MCP_EVENT_INVALID:
+        if (ev->data != NULL) {
+            text_add(&r->invalid, ev->data, ev->len);
+        }
+        text_add(&r->invalid, "\n", 1);
+        r->n_invalid++;
+        break;
+    case MCP_EVENT_MESSAGE:
+        text_add(&r->messages, ev->data, ev->len);
+        text_add(&r->messages, "\n", 1);
+        r->n_messages++;
+        break;
+    case MCP_EVENT_RESPONSE:
+        r->n_responses++;
+        break;
+    case MCP_EVENT_REQUEST_FAILED:
+        r->n_failed++;
+        break;
+    case MCP_EVENT_CLOSED:
+        r->closed = 1;
+        r->exit_code = ev->exit_code;
+        r->term_signal = ev->term_signal;
+        break;
+    default:
+        break;
+    }
+}
+
 /* Takes every event until CLOSED, at most `limit_ms` long. */
-static void run_to_close(McpTransport *t, double limit_ms, Run *r)
+static inline void run_to_close(McpTransport *t, double limit_ms, Run *r)
 {
     double start = now_ms();
     memset(r, 0, sizeof *r);
@@ -224,45 +295,16 @@ static void run_to_close(McpTransport *t, double limit_ms, Run *r)
                    status_name(st), now_ms() - start);
             break;
         }
-        switch (ev.kind) {
-        case MCP_EVENT_STDERR:
-            text_add(&r->err, ev.data, ev.len);
-            text_add(&r->err, "\n", 1);
-            r->n_stderr++;
-            break;
-        case MCP_EVENT_INVALID:
-            if (ev.data != NULL) {
-                text_add(&r->invalid, ev.data, ev.len);
-            }
-            text_add(&r->invalid, "\n", 1);
-            r->n_invalid++;
-            break;
-        case MCP_EVENT_MESSAGE:
-            text_add(&r->messages, ev.data, ev.len);
-            text_add(&r->messages, "\n", 1);
-            r->n_messages++;
-            break;
-        case MCP_EVENT_RESPONSE:
-            r->n_responses++;
-            break;
-        case MCP_EVENT_REQUEST_FAILED:
-            r->n_failed++;
-            break;
-        case MCP_EVENT_CLOSED:
-            r->closed = 1;
-            r->exit_code = ev.exit_code;
-            r->term_signal = ev.term_signal;
+        run_note(r, &ev);
+        if (r->closed) {
             r->ms = now_ms() - start;
-            break;
-        default:
-            break;
         }
     }
 }
 
 /* Runs the transport to CLOSED (10 s at most), frees it, checks that the
  * server exited with status 0, and that nothing is left of it. */
-static void run_and_free_at(McpTransport *t, Run *r, const char *file, int line)
+static inline void run_and_free_at(McpTransport *t, Run *r, const char *file, int line)
 {
     int32_t pid = mcp_transport_pid(t);
     run_to_close(t, 10000, r);
@@ -283,7 +325,7 @@ static void run_and_free_at(McpTransport *t, Run *r, const char *file, int line)
 
 /* `cmd` cannot be started: MCP_STATUS_SPAWN_FAILED with `want_errno`,
  * *out untouched, no child and no descriptor left. */
-static void expect_spawn_failed_at(const McpCommand *cmd, int want_errno, const char *file,
+static inline void expect_spawn_failed_at(const McpCommand *cmd, int want_errno, const char *file,
                                    int line)
 {
     McpTransport *t = (McpTransport *)&check_passed_count;

@@ -738,14 +738,6 @@ static void test_unreapable_server(void)
 int main(void)
 {
     double start = now_ms();
-    /* test_process.h's helpers are plain `static`: mark those this file
-     * does not need as used. */
-    (void)expect_spawn_failed_at;
-    (void)run_and_free_at;
-    (void)has_line;
-    (void)spawn_and_free_at;
-    (void)process_gone_within;
-    (void)sh_command_at;
     test_group_reuse();
     test_unreapable_server();
     CHECK(no_child_left());

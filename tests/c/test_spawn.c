@@ -1046,34 +1046,6 @@ static int stdio_server(int guard, int go)
     return fails;
 }
 
-/* Reads `fd` to its end, up to `limit_ms`; 1 if the end came. */
-static int read_to_end(int fd, Text *out, double limit_ms)
-{
-    double end = now_ms() + limit_ms;
-    char buf[4096];
-    for (;;) {
-        struct pollfd p;
-        ssize_t n;
-        double left = end - now_ms();
-        p.fd = fd;
-        p.events = POLLIN;
-        if (left <= 0 || poll(&p, 1, (int)left + 1) == 0) {
-            return 0;
-        }
-        n = read(fd, buf, sizeof buf);
-        if (n == 0) {
-            return 1;
-        }
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return 0;
-        }
-        text_add(out, buf, (size_t)n);
-    }
-}
-
 static void test_open_stdio(void)
 {
     int guard;

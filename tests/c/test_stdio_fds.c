@@ -126,38 +126,6 @@ static int is_dev_null(int fd)
            a.st_rdev == b.st_rdev;
 }
 
-/* Reads from `fd` into `out` until its end (1) or `limit_ms` (0). */
-static int read_to_end(int fd, Text *out, double limit_ms)
-{
-    double end = now_ms() + limit_ms;
-    char buf[4096];
-    for (;;) {
-        struct pollfd p;
-        ssize_t n;
-        double left = end - now_ms();
-        p.fd = fd;
-        p.events = POLLIN;
-        p.revents = 0;
-        if (left <= 0) {
-            return 0;
-        }
-        if (poll(&p, 1, (int)left + 1) <= 0) {
-            continue; /* EINTR, or the time is up: the loop sees which */
-        }
-        n = read(fd, buf, sizeof buf);
-        if (n == 0) {
-            return 1;
-        }
-        if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN) {
-                continue;
-            }
-            return 0;
-        }
-        text_add(out, buf, (size_t)n);
-    }
-}
-
 /* ---- checks made in a child, counted by the parent ---- */
 
 /* The child's end of its report pipe; -1 in the parent. */
@@ -400,39 +368,10 @@ static void collect(McpTransport *t, Seen *s, int32_t until, int64_t id, double 
             rnote("next_event returned %ld (%s), errno %d", (long)st, status_name(st), errno);
             return;
         }
-        switch (ev.kind) {
-        case MCP_EVENT_STDERR:
-            text_add(&r->err, ev.data, ev.len);
-            text_add(&r->err, "\n", 1);
-            r->n_stderr++;
-            break;
-        case MCP_EVENT_INVALID:
-            if (ev.data != NULL) {
-                text_add(&r->invalid, ev.data, ev.len);
-            }
-            text_add(&r->invalid, "\n", 1);
-            r->n_invalid++;
-            break;
-        case MCP_EVENT_MESSAGE:
-            text_add(&r->messages, ev.data, ev.len);
-            text_add(&r->messages, "\n", 1);
-            r->n_messages++;
-            break;
-        case MCP_EVENT_RESPONSE:
+        run_note(r, &ev);
+        if (ev.kind == MCP_EVENT_RESPONSE) {
             text_add(&s->responses, ev.data, ev.len);
             text_add(&s->responses, "\n", 1);
-            r->n_responses++;
-            break;
-        case MCP_EVENT_REQUEST_FAILED:
-            r->n_failed++;
-            break;
-        case MCP_EVENT_CLOSED:
-            r->closed = 1;
-            r->exit_code = ev.exit_code;
-            r->term_signal = ev.term_signal;
-            break;
-        default:
-            break;
         }
         if (ev.kind == until && (until != MCP_EVENT_RESPONSE || ev.request_id == id)) {
             return;
@@ -688,6 +627,21 @@ static double cpu_ms(void)
 }
 
 /* The server: 0 and 1 are pipes from and to the parent, 2 is closed. */
+/* In a server child: open_stdio with the guard, checked (NULL: noted). */
+static McpTransport *open_guarded_stdio(void)
+{
+    McpTransport *t = NULL;
+    McpStatus st;
+    errno = 0;
+    st = mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT, &t);
+    if (!RCHECK(st == MCP_STATUS_OK && t != NULL)) {
+        rnote("open_stdio returned %ld (%s), errno %d (%s)", (long)st, status_name(st), errno,
+              strerror(errno));
+        return NULL;
+    }
+    return t;
+}
+
 static void no_stderr_server(void)
 {
     McpTransport *t = NULL;
@@ -696,11 +650,8 @@ static void no_stderr_server(void)
     double wall, cpu, end;
     int closed = 0;
 
-    errno = 0;
-    st = mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT, &t);
-    if (!RCHECK(st == MCP_STATUS_OK && t != NULL)) {
-        rnote("open_stdio returned %ld (%s), errno %d (%s)", (long)st, status_name(st), errno,
-              strerror(errno));
+    t = open_guarded_stdio();
+    if (t == NULL) {
         return;
     }
     /* No stderr to point stdout at: /dev/null, and 2 stays closed. */
@@ -790,11 +741,8 @@ static void socket_server(int go)
     int done = 0;
     char c;
 
-    errno = 0;
-    st = mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT, &t);
-    if (!RCHECK(st == MCP_STATUS_OK && t != NULL)) {
-        rnote("open_stdio returned %ld (%s), errno %d (%s)", (long)st, status_name(st), errno,
-              strerror(errno));
+    t = open_guarded_stdio();
+    if (t == NULL) {
         return;
     }
     RCHECK(mcp_transport_notify(t, "hello", NULL, 0) == MCP_STATUS_OK);
