@@ -23,7 +23,8 @@
 #               when only some steps are asked for.
 #
 #   lint        cargo fmt --check, cargo clippy -D warnings (also with
-#               panic injection, and without the C ABI feature)
+#               panic injection, and without the C ABI feature), cargo doc
+#               with warnings denied (with and without the C ABI feature)
 #   rust        cargo test: Rust unit, property and doc tests, the POSIX I/O
 #               helpers, and (tests/c_abi/) the C and C++ tests against the
 #               shared and the static library, under valgrind and ASan+UBSan,
@@ -118,7 +119,9 @@ lint() {
     cargo fmt --all -- --check &&
         cargo clippy --all-targets -- -D warnings &&
         cargo clippy --all-targets --features panic-injection -- -D warnings &&
-        cargo clippy --all-targets --no-default-features -- -D warnings
+        cargo clippy --all-targets --no-default-features -- -D warnings &&
+        RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet &&
+        RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --no-default-features
 }
 # Also the crate as Rust users without the C ABI get it (default-features = false).
 # Then the suites that validate JSON again at the SIMD levels the first run

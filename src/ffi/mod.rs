@@ -1,8 +1,9 @@
-//! The C ABI: the only place with `unsafe` and `extern "C"`.
+//! The C ABI: the only place with `extern "C"` (and, with the platform
+//! calls of `sys` and the SIMD kernels, with `unsafe`).
 //!
 //! Each entry point only converts: C pointers to Rust references and slices
 //! (every pointer checked), Rust results to [`McpStatus`] codes, and panics to
-//! `MCP_STATUS_PANIC` (see [`boundary`]). The behaviour lives in the safe core.
+//! `MCP_STATUS_PANIC` (see `boundary.rs`). The behaviour lives below it.
 //! `build.rs` turns the doc comments here into `include/mcp_stdio.h`.
 
 #[macro_use]
