@@ -21,7 +21,7 @@
 //! so that no thread of ours is needed and no call blocks.
 
 use std::ffi::c_int;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -95,14 +95,10 @@ impl Child {
     /// exited server's pidfd stays readable: polled again, it would make
     /// every wait return at once).
     pub(crate) fn pidfd(&self) -> Option<c_int> {
-        self.live_pidfd().map(|fd| fd.as_raw_fd())
-    }
-
-    fn live_pidfd(&self) -> Option<BorrowedFd<'_>> {
         self.pidfd
             .as_ref()
             .filter(|_| self.exit.is_none() && !self.pidfd_spent)
-            .map(AsFd::as_fd)
+            .map(AsRawFd::as_raw_fd)
     }
 
     /// Nothing but a look now and then tells the exit.

@@ -9,10 +9,11 @@
 //! - `send.rs`: the sending calls, from any thread;
 //! - `memory.rs`: a memory transport's bytes in and out;
 //! - `events.rs`: `next_event`, its wait and its I/O;
-//! - `fds.rs` and `wake.rs` (POSIX): `open_fds`, `open_stdio`, descriptors,
-//!   and waking a `poll(2)`;
-//! - `spawn.rs`, `child.rs`, `stderr.rs` (POSIX): `spawn`, the server's
-//!   supervision and shutdown, its stderr as lines.
+//! - `fds.rs` (POSIX): `open_fds`, `open_stdio`, the descriptors' I/O and
+//!   the wait in poll(2) (its wake-up is `sys::unix::wake`);
+//! - `spawn.rs` (POSIX): `spawn`, `pid`, `stderr_dropped`, over
+//!   `process/` (starting the server, its supervision and shutdown, its
+//!   stderr as lines).
 
 mod event;
 mod events;
