@@ -20,19 +20,52 @@ pub enum Error {
     Closed,
     /// The caller's buffer is too short: the output needs this many bytes.
     BufferTooSmall(usize),
+    /// A call to the operating system failed: its error code (`errno`);
+    /// [`std::io::Error::from_raw_os_error`] describes it.
+    Os(i32),
+    /// The server could not be started: the operating system's error code
+    /// (`ENOENT` for a program not found or a missing working directory,
+    /// `EACCES`, `E2BIG`, `EMFILE`...).
+    SpawnFailed(i32),
+    /// An earlier call on this connection panicked while it held its lock
+    /// (a bug): the connection's state may be half-changed, so every call
+    /// but drop is refused.
+    Poisoned,
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        let text = match self {
             Error::InvalidJson => "input is not one JSON text in valid UTF-8",
             Error::OutOfMemory => "out of memory",
             Error::InvalidArgument => "an argument is out of range",
             Error::WouldBlock => "the output queue is full",
             Error::Closed => "the transport is closed",
             Error::BufferTooSmall(_) => "the buffer is too small",
-        })
+            Error::Poisoned => "an earlier call panicked: the connection is unusable",
+            Error::Os(code) => return std::io::Error::from_raw_os_error(*code).fmt(f),
+            Error::SpawnFailed(code) => {
+                let why = std::io::Error::from_raw_os_error(*code);
+                return write!(f, "the server could not be started: {why}");
+            }
+        };
+        f.write_str(text)
     }
 }
 
 impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    /// [`Error::Os`] with the error's code ([`Error::OutOfMemory`] for
+    /// `ErrorKind::OutOfMemory`, `EIO` for an error without a code).
+    fn from(e: std::io::Error) -> Self {
+        match e.raw_os_error() {
+            Some(code) => Error::Os(code),
+            None if e.kind() == std::io::ErrorKind::OutOfMemory => Error::OutOfMemory,
+            None => Error::Os(EIO),
+        }
+    }
+}
+
+/// The POSIX `EIO`, for an I/O error that carries no code.
+const EIO: i32 = 5;

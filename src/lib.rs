@@ -69,13 +69,15 @@ mod transport;
 // target features of `simd/x86.rs`).
 mod simd;
 
-// The OS layer: the platform calls (`sys`, with their `unsafe`), and a
-// spawned server's supervision over them (`process`, safe). For now only
-// the C ABI drives them, hence the feature.
-#[cfg(all(unix, feature = "capi"))]
+// The OS layer: the platform calls (`sys`, with their `unsafe`), a
+// spawned server's supervision over them (`process`, safe), and the
+// connection that drives a transport on descriptors (`connection`, safe).
+#[forbid(unsafe_code)]
+mod connection;
+#[cfg(unix)]
 #[forbid(unsafe_code)]
 mod process;
-#[cfg(all(unix, feature = "capi"))]
+#[cfg(unix)]
 mod sys;
 
 // The C boundary: every `unsafe` of the crate (the `capi` feature, on by default).
@@ -89,3 +91,7 @@ pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
 pub use simd::{force_simd_level, simd_level, SimdLevel};
 pub use transport::{Event, InvalidKind, Transport};
+
+pub use connection::{Connection, Sender, DROP_GRACE};
+#[cfg(unix)]
+pub use process::command::{Command, EnvMode, StderrMode};

@@ -2,6 +2,7 @@
 //! server's pipes, done once, correctly.
 
 use std::ffi::c_int;
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 use super::boundary::fault_point;
@@ -69,6 +70,14 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
         let mut got = 0usize;
         let mut failure = 0;
         let read_once = |r: &mut LineReader| {
+            if fd < 0 {
+                failure = libc::EBADF;
+                return McpStatus::MCP_STATUS_IO_ERROR;
+            }
+            // SAFETY: not -1; the caller keeps `fd` open for the call (a
+            // number that is not open only makes read(2) fail with EBADF),
+            // and the borrow ends with it.
+            let fd = unsafe { BorrowedFd::borrow_raw(fd) };
             let appended = r.append_with(READ_CHUNK, |buf| read_appending(fd, buf, READ_CHUNK));
             match appended {
                 Err(e) => e.into(),
@@ -77,11 +86,11 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
                     got = n;
                     McpStatus::MCP_STATUS_OK
                 }
-                Ok(Err(e)) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => {
+                Ok(Err(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     McpStatus::MCP_STATUS_WOULD_BLOCK
                 }
                 Ok(Err(e)) => {
-                    failure = e;
+                    failure = e.raw_os_error().unwrap_or(libc::EIO);
                     McpStatus::MCP_STATUS_IO_ERROR
                 }
             }

@@ -67,6 +67,22 @@ impl From<Error> for McpStatus {
             Error::WouldBlock => McpStatus::MCP_STATUS_WOULD_BLOCK,
             Error::Closed => McpStatus::MCP_STATUS_CLOSED,
             Error::BufferTooSmall(_) => McpStatus::MCP_STATUS_BUFFER_TOO_SMALL,
+            Error::Poisoned => McpStatus::MCP_STATUS_POISONED,
+            // The header promises `errno` with these: set as the status is made.
+            #[cfg(unix)]
+            Error::Os(code) => {
+                super::fd::set_errno(code);
+                McpStatus::MCP_STATUS_IO_ERROR
+            }
+            #[cfg(unix)]
+            Error::SpawnFailed(code) => {
+                super::fd::set_errno(code);
+                McpStatus::MCP_STATUS_SPAWN_FAILED
+            }
+            #[cfg(not(unix))]
+            Error::Os(_) => McpStatus::MCP_STATUS_IO_ERROR,
+            #[cfg(not(unix))]
+            Error::SpawnFailed(_) => McpStatus::MCP_STATUS_SPAWN_FAILED,
         }
     }
 }

@@ -6,11 +6,16 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-/// How a server's environment starts, before the overlays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EnvMode {
-    /// Only the host's variables in [`DEFAULT_ENV`] (values that start
-    /// with `()`, exported shell functions, left out).
+/// How a server's environment starts, before the variables set with
+/// [`Command::env`] and removed with [`Command::env_remove`] are laid over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum EnvMode {
+    /// Only the host's variables that a server needs to run and no secret:
+    /// `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` (the MCP SDKs'
+    /// list), and `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR`. Values that
+    /// start with `()` (exported shell functions) are left out. The default.
+    #[default]
     Default,
     /// Every variable of the host.
     Inherit,
@@ -18,14 +23,20 @@ pub(crate) enum EnvMode {
     Clear,
 }
 
-/// Where a server's stderr goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StderrMode {
-    /// To the host as lines, always drained.
+/// Where a spawned server's stderr goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum StderrMode {
+    /// To the host as [`Event::Stderr`](crate::Event::Stderr) events, one
+    /// per line (the default). Always drained, so a chatty server never
+    /// blocks on it; lines longer than 64 KiB come in pieces of 64 KiB, and
+    /// at most 1 MiB waits undelivered: beyond it the oldest lines are
+    /// dropped and counted ([`Connection::stderr_dropped`](crate::Connection::stderr_dropped)).
+    #[default]
     Events,
     /// The host's own stderr (`/dev/null` when the host has none).
     Inherit,
-    /// `/dev/null`.
+    /// Nowhere (`/dev/null`).
     Discard,
 }
 
@@ -37,9 +48,25 @@ pub(crate) const DEFAULT_ENV: [&str; 11] = [
     "TMPDIR",
 ];
 
-/// A server to start.
+/// A server to start with [`Connection::spawn`](crate::Connection::spawn),
+/// built like `std::process::Command`. Spawn it as often as you like (to
+/// restart a server that exited, spawn the same command again).
+///
+/// The server runs in its own process group (the shutdown signals reach
+/// what it starts), with an empty signal mask, every signal at its
+/// default, and no descriptor of the host but its stdin, stdout and
+/// stderr. The program is looked up in the `PATH` the server gets.
+///
+/// ```
+/// use mcp_stdio::{Command, EnvMode, StderrMode};
+/// let mut cmd = Command::new("npx");
+/// cmd.args(["-y", "@modelcontextprotocol/server-everything"])
+///     .env_mode(EnvMode::Default)
+///     .env("NODE_OPTIONS", "--no-warnings")
+///     .stderr(StderrMode::Events);
+/// ```
 #[derive(Debug, Clone)]
-pub(crate) struct Command {
+pub struct Command {
     /// A name looked up in the `PATH` the server gets, or a path with a `/`.
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
@@ -48,12 +75,16 @@ pub(crate) struct Command {
     pub(crate) env: Vec<(OsString, Option<OsString>)>,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) stderr: StderrMode,
+    /// Linux: SIGKILL when the spawning thread ends (`PR_SET_PDEATHSIG`).
+    pub(crate) kill_on_host_exit: bool,
 }
 
 impl Command {
-    /// `program`, no arguments, the default environment, the host's
-    /// working directory, stderr as lines.
-    pub(crate) fn new(program: &OsStr) -> Command {
+    /// `program` (a name looked up in the `PATH` the server gets, or a path
+    /// with a `/`), no arguments, the default environment, the host's
+    /// working directory, stderr as events.
+    pub fn new(program: impl AsRef<OsStr>) -> Command {
+        let program = program.as_ref();
         Command {
             program: program.to_os_string(),
             args: Vec::new(),
@@ -61,7 +92,74 @@ impl Command {
             env: Vec::new(),
             cwd: None,
             stderr: StderrMode::Events,
+            kill_on_host_exit: false,
         }
+    }
+
+    /// Adds an argument.
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Command {
+        self.args.push(arg.as_ref().to_os_string());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(&mut self, args: I) -> &mut Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    /// Sets a variable for the server, over the [`EnvMode`]'s. A name that
+    /// is empty or holds `=` makes the spawn fail with
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Command {
+        let value = Some(value.as_ref().to_os_string());
+        self.env.push((name.as_ref().to_os_string(), value));
+        self
+    }
+
+    /// Removes a variable from the server's environment.
+    pub fn env_remove(&mut self, name: impl AsRef<OsStr>) -> &mut Command {
+        self.env.push((name.as_ref().to_os_string(), None));
+        self
+    }
+
+    /// How the server's environment starts (default [`EnvMode::Default`]).
+    pub fn env_mode(&mut self, mode: EnvMode) -> &mut Command {
+        self.env_mode = mode;
+        self
+    }
+
+    /// The server's working directory (relative: to the host's).
+    pub fn current_dir(&mut self, dir: impl AsRef<std::path::Path>) -> &mut Command {
+        self.cwd = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Where the server's stderr goes (default [`StderrMode::Events`]).
+    pub fn stderr(&mut self, mode: StderrMode) -> &mut Command {
+        self.stderr = mode;
+        self
+    }
+
+    /// Linux: the server is sent SIGKILL when the thread that spawned it
+    /// ends (the host exits or crashes), through `PR_SET_PDEATHSIG`; spawn
+    /// from a thread that lives as long as the server should. Elsewhere the
+    /// spawn fails with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    pub fn kill_on_host_exit(&mut self, yes: bool) -> &mut Command {
+        self.kill_on_host_exit = yes;
+        self
+    }
+
+    /// The variable names are all valid (not empty, no `=`).
+    pub(crate) fn names_valid(&self) -> bool {
+        self.env
+            .iter()
+            .all(|(name, _)| !name.is_empty() && !name.as_bytes().contains(&b'='))
     }
 
     /// The environment the server gets: the mode's variables, then the

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::c_int;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use crate::sys::unix::fd::read_appending;
 
@@ -116,10 +116,10 @@ impl StderrLines {
             if self.buf.try_reserve(READ).is_err() {
                 return true; // read later
             }
-            match read_appending(fd.as_raw_fd(), &mut self.buf, READ) {
+            match read_appending(fd.as_fd(), &mut self.buf, READ) {
                 // On to EAGAIN: a flood is read as fast as it comes.
                 Ok(n) if n > 0 => self.split(false),
-                Err(e) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => return false,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
                 // The end (or an error): the rest is a last line; the pipe
                 // is closed.
                 _ => {

@@ -63,6 +63,17 @@ pub enum Event<'a> {
         /// received (and dropped).
         len: usize,
     },
+    /// One line a spawned server wrote to its stderr, without the newline
+    /// (a line over 64 KiB comes in pieces of 64 KiB): from a
+    /// [`Connection`](crate::Connection) whose command has
+    /// [`StderrMode::Events`](crate::StderrMode::Events), never from a
+    /// bare [`Transport`](crate::Transport). They come in the order
+    /// written, interleaved with the other events as they arrive, all
+    /// before [`Event::Closed`].
+    Stderr {
+        /// The line.
+        line: &'a [u8],
+    },
     /// The transport is closed: always the last event, given once.
     Closed,
 }

@@ -4,6 +4,7 @@ use std::ptr;
 
 use super::super::envelope::McpEnvelope;
 use super::super::reader::{McpMessageKind, McpRpcKind};
+use crate::connection::Exit;
 use crate::{Event, InvalidKind};
 
 /// What `McpEvent.kind` holds.
@@ -100,11 +101,13 @@ impl McpEvent {
     }
 }
 
-impl From<Event<'_>> for McpEvent {
+impl McpEvent {
+    /// The C form of `event` (`exit`: how a spawned server ended, for
+    /// `Closed`). Its pointers borrow the event's data.
     // Inlined into `next_event`, the event is built in the caller's memory
     // instead of in a temporary that is then copied.
     #[inline]
-    fn from(event: Event<'_>) -> Self {
+    pub(super) fn new(event: Event<'_>, exit: Exit) -> Self {
         match event {
             Event::Message { line, envelope } => McpEvent {
                 rpc_kind: McpRpcKind::from(envelope.kind) as i32,
@@ -139,7 +142,16 @@ impl From<Event<'_>> for McpEvent {
                 } as i32,
                 ..McpEvent::empty(McpEventKind::MCP_EVENT_INVALID)
             },
-            Event::Closed => McpEvent::empty(McpEventKind::MCP_EVENT_CLOSED),
+            Event::Stderr { line } => McpEvent {
+                data: line.as_ptr(),
+                len: line.len(),
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_STDERR)
+            },
+            Event::Closed => McpEvent {
+                exit_code: exit.code,
+                term_signal: exit.signal,
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_CLOSED)
+            },
         }
     }
 }

@@ -1,19 +1,15 @@
-//! `mcp_transport_open_fds`: a transport that does its own I/O on two
-//! descriptors (pipes, a socket, a tty), and `mcp_transport_poll_fds` for
-//! event loops. The writes, the reads and the wait of `next_event` are here.
+//! `mcp_transport_open_fds` and `mcp_transport_open_stdio`
+//! ([`Connection::open_fds`] and its kin, [`Connection::open_stdio`]), and
+//! `mcp_transport_poll_fds` for event loops.
 
 use std::ffi::c_int;
-use std::sync::MutexGuard;
-use std::time::{Duration, Instant};
+use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
 use super::super::fd::set_errno;
-use super::{lock, Inner, McpStatus, McpTransport};
-use crate::process::server::Server;
-use crate::reader::READ_CHUNK;
-use crate::sys::unix::fd::{last_errno, read_appending};
-use crate::sys::unix::sigpipe::SigpipeGuard;
-use crate::sys::unix::wake::Wake;
-use crate::{Error, Transport};
+use super::{lock, McpStatus, McpTransport};
+use crate::connection::{empty_set, Desc, OpenFailed, MAX_POLL_FDS};
+use crate::sys::unix::fd::is_open;
+use crate::Connection;
 
 /// `mcp_transport_open_fds` flag: the caller keeps owning the descriptors.
 /// The transport never closes them, and at free it gives them back the
@@ -25,414 +21,7 @@ const KNOWN_FLAGS: u32 = MCP_TRANSPORT_BORROW_FDS;
 /// The most descriptors `mcp_transport_poll_fds` gives: 5 (read, write,
 /// wake-up, and for a spawned server its stderr and its pidfd).
 pub const MCP_TRANSPORT_MAX_POLL_FDS: usize = 5;
-
-/// The descriptors of one transport and where each side stands.
-#[derive(Debug)]
-pub(super) struct FdIo {
-    read_fd: c_int,
-    write_fd: c_int,
-    /// The transport closes the read descriptor (else it restores its flags).
-    read_owned: bool,
-    /// The transport closes the write descriptor (else it restores its flags).
-    write_owned: bool,
-    /// Descriptors whose flags were changed, with their old flags.
-    restore: Vec<(c_int, c_int)>,
-    /// `write_fd` is a socket: `send(MSG_NOSIGNAL)`, no signal mask games.
-    write_is_socket: bool,
-    /// The peer's end has not been seen.
-    read_open: bool,
-    /// The write side has not ended.
-    write_open: bool,
-    /// Sends from other threads wake a `poll(2)` through this.
-    wake: Wake,
-    /// `wake` was signalled and not drained since.
-    signalled: bool,
-    /// A write was refused: what the peer wrote before it went is still to
-    /// be read, before the transport ends.
-    read_left: bool,
-    /// The peer's end came at this instant while output was queued: the
-    /// transport ends once that is written (or `END_GRACE` later).
-    eof_at: Option<Instant>,
-    /// The last time a due deadline made `catch_up` read: deadlines up to
-    /// then have had theirs.
-    caught_up: Option<Instant>,
-    /// A spawned server behind the descriptors. Last: dropped after the
-    /// pipes are closed (it kills and reaps what is left).
-    process: Option<Server>,
-}
-
-/// How long queued output may still be written after the peer's end.
-const END_GRACE: Duration = Duration::from_secs(2);
-
-/// Reads (of up to 64 KiB) of what a peer that went away left unread: 1 MiB.
-const LEFT_READS: usize = 16;
-
-impl FdIo {
-    /// Both sides open, borrowed (nothing closed, flags restored), no process.
-    fn new(read_fd: c_int, write_fd: c_int, wake: Wake) -> FdIo {
-        FdIo {
-            read_fd,
-            write_fd,
-            read_owned: false,
-            write_owned: false,
-            restore: Vec::new(),
-            write_is_socket: false,
-            read_open: true,
-            write_open: true,
-            wake,
-            signalled: false,
-            read_left: false,
-            eof_at: None,
-            caught_up: None,
-            process: None,
-        }
-    }
-
-    /// The I/O of a spawned server: its stdout and stdin (owned,
-    /// non-blocking), and the process.
-    pub(super) fn for_process(
-        stdout: c_int,
-        stdin: c_int,
-        process: Server,
-    ) -> Result<FdIo, McpStatus> {
-        let wake = match Wake::new() {
-            Ok(wake) => wake,
-            Err(e) => {
-                // SAFETY: the pipes are ours; closed once (the process is
-                // killed and reaped as it drops).
-                unsafe {
-                    libc::close(stdout);
-                    libc::close(stdin);
-                }
-                set_errno(e.raw_os_error().unwrap_or(libc::EMFILE));
-                return Err(McpStatus::MCP_STATUS_SPAWN_FAILED);
-            }
-        };
-        let mut io = FdIo::new(stdout, stdin, wake);
-        io.read_owned = true;
-        io.write_owned = true;
-        io.process = Some(process);
-        Ok(io)
-    }
-
-    /// The spawned server, if any.
-    pub(super) fn process(&self) -> Option<&Server> {
-        self.process.as_ref()
-    }
-
-    pub(super) fn process_mut(&mut self) -> Option<&mut Server> {
-        self.process.as_mut()
-    }
-
-    /// Wakes the thread polling this transport's descriptors.
-    pub(super) fn wake(&mut self) {
-        self.wake.signal();
-        self.signalled = true;
-    }
-
-    /// Empties the wake-up channel once its signal is taken into account
-    /// (else an event loop polling it would spin).
-    pub(super) fn clear_wake(&mut self) {
-        if self.signalled {
-            self.wake.drain();
-            self.signalled = false;
-        }
-    }
-
-    /// Writes what is queued, as far as the descriptor takes it now. A
-    /// refused write (EPIPE, or any error but EAGAIN) means the peer reads
-    /// no more: the transport closes. Once sends are over and the queue is
-    /// written (or the closing grace is over), the write side ends.
-    pub(super) fn flush(&mut self, core: &mut Transport) {
-        if !self.write_open {
-            return;
-        }
-        if !core.output().is_empty() {
-            let guard = (!self.write_is_socket).then(SigpipeGuard::new);
-            loop {
-                let out = core.output();
-                if out.is_empty() {
-                    break;
-                }
-                // SAFETY: `out` is a live slice; write(2) and send(2) only read it.
-                let n = unsafe {
-                    if self.write_is_socket {
-                        libc::send(
-                            self.write_fd,
-                            out.as_ptr().cast(),
-                            out.len(),
-                            libc::MSG_NOSIGNAL,
-                        )
-                    } else {
-                        libc::write(self.write_fd, out.as_ptr().cast(), out.len())
-                    }
-                };
-                if n > 0 {
-                    core.consume(n as usize);
-                    continue;
-                }
-                match if n == 0 { libc::EIO } else { last_errno() } {
-                    libc::EINTR => {}
-                    e if e == libc::EAGAIN || e == libc::EWOULDBLOCK => break,
-                    e => {
-                        if e == libc::EPIPE {
-                            if let Some(guard) = &guard {
-                                guard.consume_raised();
-                            }
-                        }
-                        core.write_failed();
-                        self.end_write(core);
-                        self.read_left = true;
-                        break;
-                    }
-                }
-            }
-        }
-        if core.closing() {
-            let grace_over = || core.close_at().is_some_and(|at| at <= Instant::now());
-            if core.output().is_empty() || grace_over() {
-                self.end_write(core);
-            }
-        }
-    }
-
-    /// Ends the write side, dropping what is still queued: an owned socket
-    /// is shut down for writing (whatever other descriptor also holds it:
-    /// a server's guarded stdout on the socket that is also its stdin),
-    /// then an owned write descriptor is closed unless it also reads;
-    /// borrowed ones are left as they are.
-    pub(super) fn end_write(&mut self, core: &mut Transport) {
-        if !self.write_open {
-            return;
-        }
-        self.write_open = false;
-        core.consume(usize::MAX);
-        if self.write_owned {
-            // SAFETY: descriptors the transport owns; the write one, when
-            // distinct, is closed here once and never used again.
-            unsafe {
-                if self.write_is_socket {
-                    libc::shutdown(self.write_fd, libc::SHUT_WR);
-                }
-                if self.write_fd != self.read_fd {
-                    libc::close(self.write_fd);
-                }
-            }
-        }
-    }
-
-    /// When the earliest deadline is due: reads once what already arrived
-    /// (its answer, maybe, which then is a response, not a timeout). Once
-    /// per deadline, and only when no line is waiting (they come before
-    /// the timeout anyway): a peer that keeps writing can then neither hold
-    /// the timeout back nor make the buffer grow past one read.
-    pub(super) fn catch_up(&mut self, core: &mut Transport) -> Result<(), Error> {
-        let Some(at) = core.next_deadline() else {
-            return Ok(());
-        };
-        let now = Instant::now();
-        if at > now || self.caught_up.is_some_and(|done| at <= done) || core.line_waiting() {
-            return Ok(());
-        }
-        self.caught_up = Some(now);
-        self.read(core).map(|_| ())
-    }
-
-    /// Makes the next turn read what the peer left (see `read_left`): a
-    /// spawned server was just killed.
-    pub(super) fn read_what_is_left(&mut self) {
-        self.read_left = true;
-    }
-
-    /// After a refused write, reads what the peer wrote before it went (an
-    /// answer, say: it is delivered, not failed), up to `LEFT_READS` reads so
-    /// that a peer still writing cannot hold the end back. Called before the
-    /// transport is asked for its next event, never while an event's data
-    /// is lent out (reading may move the reader's buffer).
-    pub(super) fn read_left(&mut self, core: &mut Transport) -> Result<(), Error> {
-        if !self.read_left {
-            return Ok(());
-        }
-        self.read_left = false;
-        for _ in 0..LEFT_READS {
-            if !self.read(core)? {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads once what the peer sent (up to 64 KiB) straight into the
-    /// transport. `Ok(true)`: something changed (bytes came, or the peer's
-    /// end: events may be due); `Ok(false)`: nothing to read now.
-    pub(super) fn read(&mut self, core: &mut Transport) -> Result<bool, Error> {
-        if !self.read_open {
-            return Ok(false);
-        }
-        let fd = self.read_fd;
-        let read = core.receive_with(READ_CHUNK, |buf| read_appending(fd, buf, READ_CHUNK));
-        match read {
-            Ok(Ok(n)) if n > 0 => Ok(true),
-            Ok(Err(e)) if e == libc::EAGAIN || e == libc::EWOULDBLOCK => Ok(false),
-            // The end of the stream; a read error (ECONNRESET...) ends it too.
-            // A spawned server's transport ends when the process is gone.
-            // Without a process, the lines that came last are given and may
-            // be answered, and what is queued is written (the peer may only
-            // have closed its half), for at most END_GRACE; then the end.
-            Ok(_) => {
-                match &mut self.process {
-                    Some(process) => process.stdout_ended(),
-                    None => {
-                        core.finish_input()?;
-                        self.eof_at = Some(Instant::now());
-                    }
-                }
-                self.read_open = false;
-                Ok(true)
-            }
-            Err(Error::Closed) => {
-                self.read_open = false; // closing came to its end: no more input
-                Ok(false)
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Ends the transport whose peer's end came, once the lines that came
-    /// last are taken and what is queued is written (or the write side has
-    /// ended, or `END_GRACE` passed).
-    pub(super) fn finish_end(&mut self, core: &mut Transport) -> Result<(), Error> {
-        if let Some(at) = self.eof_at {
-            let settled = !core.input_pending() && (core.output().is_empty() || !self.write_open);
-            if settled || at + END_GRACE <= Instant::now() {
-                core.receive_end()?;
-                self.eof_at = None;
-            }
-        }
-        Ok(())
-    }
-
-    /// When the descriptors' side needs a look without any I/O: the end of
-    /// `END_GRACE`, a spawned server's signal or exit check.
-    pub(super) fn next_deadline(&self, now: Instant) -> Option<Instant> {
-        let end = self.eof_at.map(|at| at + END_GRACE);
-        let process = self.process.as_ref().and_then(|p| p.next_deadline(now));
-        match (end, process) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// Fills `set` with what to wait for now: the peer's bytes, room to
-    /// write when something is queued, a wake-up. Returns how many.
-    fn poll_set(
-        &self,
-        core: &Transport,
-        set: &mut [libc::pollfd; MCP_TRANSPORT_MAX_POLL_FDS],
-    ) -> usize {
-        let mut n = 0;
-        let mut add = |fd: c_int, events: libc::c_short| {
-            if let Some(same) = set[..n].iter_mut().find(|p| p.fd == fd) {
-                same.events |= events;
-            } else {
-                set[n] = libc::pollfd {
-                    fd,
-                    events,
-                    revents: 0,
-                };
-                n += 1;
-            }
-        };
-        if !core.is_closed() {
-            if self.read_open {
-                add(self.read_fd, libc::POLLIN);
-            }
-            if self.write_open && !core.output().is_empty() {
-                add(self.write_fd, libc::POLLOUT);
-            }
-        }
-        add(self.wake.fd(), libc::POLLIN);
-        // After CLOSED nothing is read any more: a spawned server's stderr
-        // at its end (it was killed before the end was read) would be
-        // ready for ever, and an event loop on the set would spin.
-        if let Some(process) = self.process.as_ref().filter(|_| !core.is_closed()) {
-            for fd in process.poll_fds() {
-                add(fd, libc::POLLIN);
-            }
-        }
-        n
-    }
-}
-
-impl Drop for FdIo {
-    fn drop(&mut self) {
-        // SAFETY: owned descriptors are closed once each (the write one only
-        // if `end_write` did not close it); borrowed ones get their flags back.
-        unsafe {
-            for &(fd, flags) in &self.restore {
-                libc::fcntl(fd, libc::F_SETFL, flags);
-            }
-            if self.read_owned {
-                libc::close(self.read_fd);
-            }
-            if self.write_owned && self.write_fd != self.read_fd && self.write_open {
-                libc::close(self.write_fd);
-            }
-        }
-    }
-}
-
-/// Waits in poll(2), without the lock, until the peer's bytes, room to
-/// write, a send from another thread or `wake_at` (`None`: no limit).
-pub(super) fn wait<'a>(
-    handle: &'a McpTransport,
-    inner: MutexGuard<'a, Inner>,
-    wake_at: Option<Instant>,
-    now: Instant,
-) -> Result<MutexGuard<'a, Inner>, McpStatus> {
-    let mut set = [libc::pollfd {
-        fd: -1,
-        events: 0,
-        revents: 0,
-    }; MCP_TRANSPORT_MAX_POLL_FDS];
-    let Some(io) = &inner.io else {
-        return Ok(inner);
-    };
-    let n = io.poll_set(&inner.core, &mut set);
-    drop(inner);
-    let timeout = wake_at.map_or(-1, |at| millis_rounded_up(at, now));
-    // SAFETY: `set[..n]` are valid pollfd entries.
-    let r = unsafe { libc::poll(set.as_mut_ptr(), n as libc::nfds_t, timeout) };
-    let failure = (r < 0).then(last_errno).filter(|&e| e != libc::EINTR);
-    handle.let_contenders_in();
-    let mut inner = handle.lock_inner()?;
-    inner.waiting = false;
-    if let Some(io) = &mut inner.io {
-        // Drained whenever poll says it is readable, not only after our own
-        // wake-ups: bytes from anywhere else would make every wait return
-        // at once.
-        let wake_fd = io.wake.fd();
-        if set[..n].iter().any(|p| p.fd == wake_fd && p.revents != 0) {
-            io.signalled = true;
-        }
-        io.clear_wake();
-        if let Some(process) = io.process_mut().filter(|_| failure.is_none() && r >= 0) {
-            process.note_poll(&set[..n]);
-        }
-    }
-    if let Some(errno) = failure {
-        set_errno(errno);
-        return Err(McpStatus::MCP_STATUS_IO_ERROR);
-    }
-    Ok(inner)
-}
-
-/// Milliseconds from `now` to `at`, rounded up so that a wait never ends
-/// before `at`; at most `c_int::MAX`.
-fn millis_rounded_up(at: Instant, now: Instant) -> c_int {
-    let left = at.saturating_duration_since(now);
-    c_int::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(c_int::MAX)
-}
+const _: () = assert!(MCP_TRANSPORT_MAX_POLL_FDS == MAX_POLL_FDS);
 
 /// Creates a transport that reads the peer's messages from `read_fd` and
 /// writes to `write_fd`: two pipes, a socket (pass it twice), a tty. The
@@ -476,92 +65,61 @@ pub unsafe extern "C" fn mcp_transport_open_fds(
         if flags & !KNOWN_FLAGS != 0 || read_fd < 0 || write_fd < 0 {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
-        let owned = flags & MCP_TRANSPORT_BORROW_FDS == 0;
-        match open(read_fd, write_fd, owned, owned) {
-            Ok(t) => {
-                // SAFETY: `out` is non-null and writable, by the caller's contract.
-                unsafe { out.write(t) };
-                McpStatus::MCP_STATUS_OK
+        // Asked before anything is made: a number that is not open would
+        // otherwise be the wake-up's own (the lowest free one) by the time
+        // the connection looks at it, and pass.
+        for fd in [read_fd, write_fd] {
+            if !is_open(fd) {
+                set_errno(libc::EBADF);
+                return McpStatus::MCP_STATUS_IO_ERROR;
             }
-            Err(status) => status,
         }
+        let owned = flags & MCP_TRANSPORT_BORROW_FDS == 0;
+        let desc = |fd: c_int| {
+            if owned {
+                // SAFETY: open, and given to the transport by the caller
+                // (flag clear): owned by nothing else from now on.
+                Desc::Owned(unsafe { OwnedFd::from_raw_fd(fd) })
+            } else {
+                // SAFETY: open, not -1, and kept open by the caller while
+                // the transport lives (its contract); the borrow ends with
+                // the transport.
+                Desc::Borrowed(unsafe { BorrowedFd::borrow_raw(fd) })
+            }
+        };
+        let write = (write_fd != read_fd).then(|| desc(write_fd));
+        let made = McpTransport::make(|| Connection::open_descs(desc(read_fd), write));
+        // SAFETY: `out` is non-null and writable, by the caller's contract.
+        unsafe { opened(made, out) }
     })
 }
 
-/// The body of `mcp_transport_open_fds` after the argument checks.
-fn open(
-    read_fd: c_int,
-    write_fd: c_int,
-    read_owned: bool,
-    write_owned: bool,
-) -> Result<*mut McpTransport, McpStatus> {
-    let io_error = || {
-        let errno = last_errno();
-        move || {
-            set_errno(errno);
-            McpStatus::MCP_STATUS_IO_ERROR
+/// Writes a transport just made to `*out`; or, when it could not be made,
+/// gives the descriptors back to the caller, open (they were not taken),
+/// and returns why.
+///
+/// # Safety
+/// `out` is non-null and writable.
+unsafe fn opened(
+    made: Result<*mut McpTransport, Option<OpenFailed>>,
+    out: *mut *mut McpTransport,
+) -> McpStatus {
+    match made {
+        Ok(raw) => {
+            // SAFETY: forwarded caller contract.
+            unsafe { out.write(raw) };
+            McpStatus::MCP_STATUS_OK
         }
-    };
-    let fds: &[c_int] = if read_fd == write_fd {
-        &[read_fd]
-    } else {
-        &[read_fd, write_fd]
-    };
-    // The flags, read before the wake-up descriptor exists: a number that is
-    // not open would otherwise be the wake-up's own (the lowest free one)
-    // by the time it is checked, and pass.
-    let mut old = [0 as c_int; 2];
-    for (&fd, old) in fds.iter().zip(&mut old) {
-        // SAFETY: F_GETFL on a descriptor number; a bad one fails.
-        *old = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        if *old == -1 {
-            return Err(io_error()());
-        }
-    }
-    let wake = Wake::new().map_err(|_| io_error()())?;
-    // Until it is handed over, `io` is a borrower: dropped on failure, it
-    // gives back the flags it changed and closes nothing.
-    let mut io = FdIo::new(read_fd, write_fd, wake);
-    io.restore
-        .try_reserve(2)
-        .map_err(|_| McpStatus::MCP_STATUS_OUT_OF_MEMORY)?;
-    for (&fd, &old) in fds.iter().zip(&old) {
-        if old & libc::O_NONBLOCK == 0 {
-            // SAFETY: F_SETFL on a descriptor number; a bad one fails.
-            if unsafe { libc::fcntl(fd, libc::F_SETFL, old | libc::O_NONBLOCK) } == -1 {
-                return Err(io_error()());
+        Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
+        Err(Some(failed)) => {
+            for desc in [Some(failed.read), failed.write].into_iter().flatten() {
+                if let Desc::Owned(fd) = desc {
+                    let _ = fd.into_raw_fd(); // the caller's again
+                }
             }
-            io.restore.push((fd, old));
+            failed.error.into()
         }
     }
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: fstat fills the struct it is given for an open descriptor.
-    io.write_is_socket = unsafe { libc::fstat(write_fd, stat.as_mut_ptr()) } == 0
-        // SAFETY: fstat succeeded, so it initialised `stat`.
-        && unsafe { stat.assume_init() }.st_mode & libc::S_IFMT == libc::S_IFSOCK;
-    let raw = McpTransport::into_raw(Inner {
-        core: Transport::new(),
-        waiting: false,
-        io: Some(io),
-    });
-    if raw.is_null() {
-        return Err(McpStatus::MCP_STATUS_OUT_OF_MEMORY); // `io` was dropped: flags restored
-    }
-    if read_owned || write_owned {
-        // SAFETY: `raw` is the live handle just made; nothing else uses it yet.
-        let handle = unsafe { &*raw };
-        if let Ok(mut inner) = handle.inner.lock() {
-            if let Some(io) = &mut inner.io {
-                io.read_owned = read_owned;
-                io.write_owned = write_owned;
-                // An owned descriptor is closed, not given its flags back.
-                io.restore.retain(|&(fd, _)| {
-                    !(fd == read_fd && read_owned || fd == write_fd && write_owned)
-                });
-            }
-        }
-    }
-    Ok(raw)
 }
 
 /// `mcp_transport_open_stdio` flag: protect the protocol stream from stray
@@ -607,63 +165,17 @@ pub unsafe extern "C" fn mcp_transport_open_stdio(
         if flags & !MCP_TRANSPORT_GUARD_STDOUT != 0 {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
-        let opened = if flags & MCP_TRANSPORT_GUARD_STDOUT == 0 {
-            open(0, 1, false, false)
-        } else {
-            // SAFETY: duplicates descriptor 1 (close-on-exec, at 3 or above).
-            let private = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
-            if private < 0 {
-                set_errno(last_errno());
-                return McpStatus::MCP_STATUS_IO_ERROR;
-            }
-            let opened = open(0, private, false, true);
-            match opened {
-                // SAFETY: points descriptor 1 at stderr (at /dev/null when
-                // there is none); the stream goes on through `private`.
-                Ok(_) => unsafe {
-                    guard_stdout();
-                },
-                // SAFETY: the duplicate is ours and nothing else holds it.
-                Err(_) => unsafe {
-                    libc::close(private);
-                },
-            }
-            opened
-        };
-        match opened {
-            Ok(t) => {
+        let guard = flags & MCP_TRANSPORT_GUARD_STDOUT != 0;
+        match McpTransport::make(|| Connection::open_stdio(guard)) {
+            Ok(raw) => {
                 // SAFETY: `out` is non-null and writable, by the caller's contract.
-                unsafe { out.write(t) };
+                unsafe { out.write(raw) };
                 McpStatus::MCP_STATUS_OK
             }
-            Err(status) => status,
+            Err(Some(e)) => e.into(),
+            Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
         }
     })
-}
-
-/// Points descriptor 1 at stderr, or at `/dev/null` when the process has
-/// no stderr (started with `2>&-`): never at whatever else may hold the
-/// number 2.
-///
-/// # Safety
-/// Changes descriptor 1, process state: the caller has moved the protocol
-/// stream off it.
-unsafe fn guard_stdout() {
-    // SAFETY: F_GETFD on a descriptor number; a closed one fails.
-    if unsafe { libc::fcntl(2, libc::F_GETFD) } >= 0 {
-        // SAFETY: descriptor 2 is open; dup2 replaces descriptor 1.
-        unsafe { libc::dup2(2, 1) };
-        return;
-    }
-    // SAFETY: opens /dev/null (a NUL-terminated literal); on success the new
-    // descriptor replaces 1 and is closed once (unless it is 1 itself).
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if null >= 0 && null != 1 {
-            libc::dup2(null, 1);
-            libc::close(null);
-        }
-    }
 }
 
 /// For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
@@ -704,38 +216,22 @@ pub unsafe extern "C" fn mcp_transport_poll_fds(
         let mut count = 0;
         let status = (|| {
             // SAFETY: forwarded caller contract.
-            let (_, mut inner) = unsafe { lock(t) }?;
+            let (shared, inner) = unsafe { lock(t) }?;
             if n.is_null() || timeout_ms.is_null() || (fds.is_null() && cap > 0) {
                 return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
             }
-            let mut set = [libc::pollfd {
-                fd: -1,
-                events: 0,
-                revents: 0,
-            }; MCP_TRANSPORT_MAX_POLL_FDS];
-            let needed = match &inner.io {
-                Some(io) => io.poll_set(&inner.core, &mut set),
-                None => 0,
-            };
+            let mut set = empty_set();
+            let (needed, timeout) = shared.poll_set_locked(inner, &mut set, cap);
             count = needed;
             if needed > cap {
                 return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
             }
-            let timeout = inner.millis_to_deadline();
             // SAFETY: `fds` holds `cap` >= `needed` writable entries and
             // `timeout_ms` is writable, by the caller's contract.
             unsafe {
                 std::ptr::copy_nonoverlapping(set.as_ptr(), fds, needed);
                 timeout_ms.write(timeout);
             }
-            // Sends from other threads now wake the loop through the set;
-            // what woke it before is drained (also bytes that did not come
-            // from us: else the loop's poll would return at once, always).
-            if let Some(io) = &mut inner.io {
-                io.wake.drain();
-                io.signalled = false;
-            }
-            inner.waiting = inner.io.is_some();
             Ok(())
         })();
         if !n.is_null() {

@@ -1,19 +1,14 @@
-//! `McpTransport`: the C face of [`Transport`](crate::Transport), with the
-//! driving that a state machine leaves to its user: the lock that lets any
-//! thread send, the wait in `next_event` (which sends wake), and, for the
-//! descriptor transports (`open_fds`, `open_stdio`, `spawn`), the
-//! descriptors' I/O and the server process.
+//! `McpTransport`: the C face of [`Connection`], every function a
+//! conversion: arguments checked and converted, the safe API called under
+//! the connection's lock, the result written and its status returned.
 //!
-//! - `mod.rs`: the handle and its lock, `new` and settings, free;
-//! - `event.rs`: `McpEvent`;
+//! - `mod.rs`: the handle, `new` and settings, free;
+//! - `event.rs`: `McpEvent`, made from an [`Event`](crate::Event);
 //! - `send.rs`: the sending calls, from any thread;
 //! - `memory.rs`: a memory transport's bytes in and out;
-//! - `events.rs`: `next_event`, its wait and its I/O;
-//! - `fds.rs` (POSIX): `open_fds`, `open_stdio`, the descriptors' I/O and
-//!   the wait in poll(2) (its wake-up is `sys::unix::wake`);
-//! - `spawn.rs` (POSIX): `spawn`, `pid`, `stderr_dropped`, over
-//!   `process/` (starting the server, its supervision and shutdown, its
-//!   stderr as lines).
+//! - `events.rs`: `next_event`, `next_deadline`;
+//! - `fds.rs` (POSIX): `open_fds`, `open_stdio`, `poll_fds`;
+//! - `spawn.rs` (POSIX): `spawn`, `pid`, `stderr_dropped`.
 
 mod event;
 mod events;
@@ -24,16 +19,15 @@ mod send;
 #[cfg(unix)]
 mod spawn;
 
-use std::alloc::{alloc, Layout};
+use std::alloc::{alloc, dealloc, Layout};
 use std::num::NonZeroUsize;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::MutexGuard;
 
 use super::boundary::fault_point;
 use super::McpStatus;
-use crate::Transport;
+use crate::connection::{Inner, Shared};
+use crate::Connection;
 
 pub use event::{McpEvent, McpEventKind};
 pub use events::{mcp_transport_next_deadline, mcp_transport_next_event};
@@ -55,9 +49,6 @@ pub use spawn::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
     MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
-
-/// The grace `mcp_transport_free` gives an open transport: 2 s.
-const FREE_GRACE: Duration = Duration::from_secs(2);
 
 /// The output queue's bound in a new transport, in bytes: 64 MiB.
 pub const MCP_TRANSPORT_DEFAULT_MAX_QUEUED: usize = 64 << 20;
@@ -85,135 +76,61 @@ pub const MCP_TRANSPORT_DEFAULT_MAX_QUEUED: usize = 64 << 20;
 /// Event data borrows the transport until the next `next_event`, `receive`
 /// or `receive_end` on it, or its free; no other call disturbs it.
 pub struct McpTransport {
-    inner: Mutex<Inner>,
-    /// Wakes a thread waiting in `next_event` on a memory transport.
-    ready: Condvar,
-    /// Calls waiting for the lock: a `next_event` that keeps reading (a
-    /// peer whose bytes never run out) lets them in between its turns.
-    contenders: AtomicUsize,
-}
-
-/// Everything behind the lock.
-struct Inner {
-    core: Transport,
-    /// A thread waits in `next_event` (or an event loop on `poll_fds`' set):
-    /// the next send wakes it.
-    waiting: bool,
-    /// The descriptors (and a spawned server) of a descriptor transport;
-    /// `None`: a memory transport.
-    #[cfg(unix)]
-    io: Option<fds::FdIo>,
-}
-
-impl Inner {
-    /// Begins closing: sends refused from now on; for a spawned server, its
-    /// signals scheduled. The first call's schedule stands.
-    fn begin_close(&mut self, grace: Duration, now: Instant) -> Result<(), crate::Error> {
-        #[cfg(unix)]
-        if let Some(process) = self.io.as_mut().and_then(|io| io.process_mut()) {
-            process.on_close(grace, now);
-        }
-        self.core.close(grace, now)
-    }
-
-    /// The earliest instant something is due without new input: the
-    /// core's next deadline, or a descriptor transport's own (the end of a
-    /// grace, a server's signals).
-    fn next_deadline(&self, now: Instant) -> Option<Instant> {
-        let deadline = self.core.next_deadline();
-        #[cfg(unix)]
-        let deadline = match self.io.as_ref().and_then(|io| io.next_deadline(now)) {
-            Some(b) => Some(deadline.map_or(b, |a| a.min(b))),
-            None => deadline,
-        };
-        let _ = now;
-        deadline
-    }
-
-    /// Milliseconds to [`next_deadline`](Self::next_deadline), rounded up
-    /// (at most `i32::MAX`); -1: none; 0 once closed.
-    fn millis_to_deadline(&self) -> i32 {
-        if self.core.is_closed() {
-            return 0;
-        }
-        let now = Instant::now();
-        match self.next_deadline(now) {
-            None => -1,
-            Some(at) => {
-                let left = at.saturating_duration_since(now);
-                i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
-            }
-        }
-    }
-
-    #[cfg(unix)]
-    fn is_memory(&self) -> bool {
-        self.io.is_none()
-    }
-
-    #[cfg(not(unix))]
-    fn is_memory(&self) -> bool {
-        true
-    }
+    conn: Connection,
 }
 
 impl McpTransport {
-    /// Allocates a handle around `inner`; NULL when memory is short.
-    fn into_raw(inner: Inner) -> *mut McpTransport {
+    /// Allocates a handle around the connection `open` makes; NULL when
+    /// memory is short (`Err` from `open` is returned as is, nothing made).
+    /// The handle's memory, and the connection's shared part (an `Arc`,
+    /// which has no fallible constructor), are tried first, so that a
+    /// failed allocation gives NULL before anything is opened.
+    fn make<E>(
+        open: impl FnOnce() -> Result<Connection, E>,
+    ) -> Result<*mut McpTransport, Option<E>> {
         let layout = Layout::new::<McpTransport>();
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) }.cast::<McpTransport>();
-        if !raw.is_null() {
-            let handle = McpTransport {
-                inner: Mutex::new(inner),
-                ready: Condvar::new(),
-                contenders: AtomicUsize::new(0),
-            };
-            // SAFETY: freshly allocated with this type's layout;
-            // `mcp_transport_free` gives it back through `Box`, which uses the
-            // same global allocator and layout.
-            unsafe { raw.write(handle) };
-        }
-        raw
-    }
-
-    /// Takes the lock, counted among the contenders while waiting for it.
-    fn lock_inner(&self) -> Result<MutexGuard<'_, Inner>, McpStatus> {
-        self.contenders.fetch_add(1, Ordering::AcqRel);
-        let locked = self.inner.lock();
-        self.contenders.fetch_sub(1, Ordering::AcqRel);
-        locked.map_err(|_| McpStatus::MCP_STATUS_POISONED)
-    }
-
-    /// Between two turns of a `next_event` that does not wait (a peer whose
-    /// bytes never run out), with the lock released: lets the calls waiting
-    /// for it take it first. A mutex does not hand itself over: the thread
-    /// that unlocks takes it again before a woken waiter runs, so without
-    /// this a `close` or a send from another thread could wait for as long
-    /// as the peer keeps writing.
-    fn let_contenders_in(&self) {
-        for _ in 0..1000 {
-            if self.contenders.load(Ordering::Acquire) == 0 {
-                return;
+        if raw.is_null() || !shared_fits() {
+            if !raw.is_null() {
+                // SAFETY: allocated just above with this layout.
+                unsafe { dealloc(raw.cast(), layout) };
             }
-            std::thread::yield_now();
+            return Err(None);
+        }
+        match open() {
+            Ok(conn) => {
+                // SAFETY: freshly allocated with this type's layout;
+                // `mcp_transport_free` gives it back through `Box`, which
+                // uses the same global allocator and layout.
+                unsafe { raw.write(McpTransport { conn }) };
+                Ok(raw)
+            }
+            Err(e) => {
+                // SAFETY: allocated just above with this layout, not written.
+                unsafe { dealloc(raw.cast(), layout) };
+                Err(Some(e))
+            }
         }
     }
 
-    /// After a send: wakes the thread waiting for events, if one is, so that
-    /// it writes what was queued and heeds new deadlines or a close.
-    fn wake(&self, inner: &mut Inner) {
-        if !inner.waiting {
-            return;
-        }
-        inner.waiting = false;
-        #[cfg(unix)]
-        if let Some(io) = &mut inner.io {
-            io.wake();
-            return;
-        }
-        self.ready.notify_all();
+    fn shared(&self) -> &Shared {
+        self.conn.shared()
     }
+}
+
+/// Memory for a connection's shared part can be had now: tried with a
+/// layout as large as the `Arc`'s (its two counts and the value).
+fn shared_fits() -> bool {
+    let layout = Layout::new::<(usize, usize, Shared)>();
+    // SAFETY: the layout has a non-zero size.
+    let trial = unsafe { alloc(layout) };
+    if trial.is_null() {
+        return false;
+    }
+    // SAFETY: allocated just above with this layout.
+    unsafe { dealloc(trial, layout) };
+    true
 }
 
 /// The transport behind `t`, locked, after the NULL and poison checks (a
@@ -226,14 +143,14 @@ impl McpTransport {
 /// `t` is NULL or a live pointer from a constructor of this module.
 unsafe fn lock<'a>(
     t: *const McpTransport,
-) -> Result<(&'a McpTransport, MutexGuard<'a, Inner>), McpStatus> {
+) -> Result<(&'a Shared, MutexGuard<'a, Inner>), McpStatus> {
     // SAFETY: NULL or live, by the caller's contract; shared access only.
     let Some(handle) = (unsafe { t.as_ref() }) else {
         return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
     };
-    let guard = handle.lock_inner()?;
+    let guard = handle.shared().lock()?;
     fault_point();
-    Ok((handle, guard))
+    Ok((handle.shared(), guard))
 }
 
 // ---- Constructors and settings ----
@@ -255,12 +172,7 @@ unsafe fn lock<'a>(
 pub extern "C" fn mcp_transport_new() -> *mut McpTransport {
     ffi_boundary!(mcp_transport_new, ptr::null_mut(), {
         fault_point();
-        McpTransport::into_raw(Inner {
-            core: Transport::new(),
-            waiting: false,
-            #[cfg(unix)]
-            io: None,
-        })
+        McpTransport::make(|| Ok::<_, ()>(Connection::memory())).unwrap_or(ptr::null_mut())
     })
 }
 
@@ -355,31 +267,12 @@ pub unsafe extern "C" fn mcp_transport_free(t: *mut McpTransport) {
         if t.is_null() {
             return;
         }
-        // SAFETY: allocated by `McpTransport::into_raw` with the global
+        // SAFETY: allocated by `McpTransport::make` with the global
         // allocator and this type's layout, and not freed before (caller's
         // contract).
         let handle = unsafe { Box::from_raw(t) };
-        if let Ok(mut inner) = handle.inner.lock() {
-            if !inner.is_memory() && !inner.core.is_closed() {
-                let _ = inner.begin_close(FREE_GRACE, Instant::now());
-                let mut event = std::mem::MaybeUninit::<McpEvent>::uninit();
-                // SAFETY: `event` is writable memory for one `McpEvent`.
-                while let Ok(()) = unsafe {
-                    events::next_event(&handle, inner, events::Wait::Forever, event.as_mut_ptr())
-                } {
-                    inner = match handle.inner.lock() {
-                        Ok(inner) => inner,
-                        Err(_) => break,
-                    };
-                }
-            }
-        }
         fault_point();
-        drop(handle);
-        // A server that could not be reaped at its free, earlier or now,
-        // is reaped here once it can be (no thread of ours waits for it).
-        #[cfg(unix)]
-        crate::process::child::reap_owed();
+        drop(handle); // `Connection`'s drop: the close, and the wait for it
     })
 }
 

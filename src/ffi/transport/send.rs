@@ -19,13 +19,13 @@ unsafe fn send_with(
     send: impl FnOnce(&mut Transport) -> Result<(), McpStatus>,
 ) -> McpStatus {
     // SAFETY: forwarded caller contract.
-    let (handle, mut inner) = match unsafe { lock(t) } {
+    let (shared, mut inner) = match unsafe { lock(t) } {
         Ok(locked) => locked,
         Err(status) => return status,
     };
     match send(&mut inner.core) {
         Ok(()) => {
-            handle.wake(&mut inner);
+            shared.wake(&mut inner);
             McpStatus::MCP_STATUS_OK
         }
         Err(status) => status,
@@ -322,14 +322,14 @@ pub unsafe extern "C" fn mcp_transport_cancel(
 pub unsafe extern "C" fn mcp_transport_close(t: *mut McpTransport, grace_ms: u32) -> McpStatus {
     ffi_boundary!(mcp_transport_close, McpStatus::MCP_STATUS_PANIC, {
         // SAFETY: forwarded caller contract.
-        let (handle, mut inner) = match unsafe { lock(t) } {
+        let (shared, mut inner) = match unsafe { lock(t) } {
             Ok(locked) => locked,
             Err(status) => return status,
         };
         let grace = Duration::from_millis(grace_ms.into());
         match inner.begin_close(grace, Instant::now()) {
             Ok(()) => {
-                handle.wake(&mut inner);
+                shared.wake(&mut inner);
                 McpStatus::MCP_STATUS_OK
             }
             Err(e) => e.into(),

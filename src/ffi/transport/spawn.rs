@@ -1,18 +1,8 @@
-//! `mcp_transport_spawn`: a server started as a child process
-//! (`process::spawn`), its stdin and stdout the transport's descriptors, its
-//! life supervised (`process::server`) until it is reaped.
-
-use std::os::fd::{AsFd, IntoRawFd};
+//! `mcp_transport_spawn` ([`Connection::spawn`]), `pid`, `stderr_dropped`.
 
 use super::super::command::McpCommand;
-use super::super::fd::set_errno;
-use super::fds::FdIo;
-use super::{lock, Inner, McpStatus, McpTransport};
-use crate::process::child::reap_owed;
-use crate::process::server::Server;
-use crate::process::spawn::start;
-use crate::sys::unix::fd::set_nonblocking;
-use crate::Transport;
+use super::{lock, McpStatus, McpTransport};
+use crate::Connection;
 
 /// `mcp_transport_spawn` flag (Linux): the server is sent SIGKILL when the
 /// thread that spawned it ends (the host exits or crashes), through
@@ -119,42 +109,16 @@ pub unsafe extern "C" fn mcp_transport_spawn(
         if flags & !known != 0 {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
-        reap_owed();
-        let (pid, pipes) = match start(&cmd.0, flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0) {
-            Ok(started) => started,
-            Err(e) => {
-                set_errno(e.raw_os_error().unwrap_or(libc::EIO));
-                return McpStatus::MCP_STATUS_SPAWN_FAILED;
+        let kill_on_host_exit = flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0;
+        match McpTransport::make(|| Connection::spawn_with(&cmd.0, kill_on_host_exit)) {
+            Ok(raw) => {
+                // SAFETY: `out` is non-null and writable, by the caller's contract.
+                unsafe { out.write(raw) };
+                McpStatus::MCP_STATUS_OK
             }
-        };
-        let fds = [
-            Some(&pipes.stdin),
-            Some(&pipes.stdout),
-            pipes.stderr.as_ref(),
-        ];
-        for fd in fds.into_iter().flatten() {
-            set_nonblocking(fd.as_fd());
+            Err(Some(e)) => e.into(),
+            Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
         }
-        let stdin = pipes.stdin.into_raw_fd();
-        let stdout = pipes.stdout.into_raw_fd();
-        let process = Server::new(pid, pipes.stderr);
-        let io = match FdIo::for_process(stdout, stdin, process) {
-            Ok(io) => io,
-            Err(status) => return status, // dropping it closed, killed and reaped
-        };
-        let mut core = Transport::new();
-        core.set_ended_by_peer_only();
-        let raw = McpTransport::into_raw(Inner {
-            core,
-            waiting: false,
-            io: Some(io),
-        });
-        if raw.is_null() {
-            return McpStatus::MCP_STATUS_OUT_OF_MEMORY;
-        }
-        // SAFETY: `out` is non-null and writable, by the caller's contract.
-        unsafe { out.write(raw) };
-        McpStatus::MCP_STATUS_OK
     })
 }
 
@@ -168,7 +132,7 @@ pub unsafe extern "C" fn mcp_transport_pid(t: *const McpTransport) -> i32 {
     ffi_boundary!(mcp_transport_pid, -1, {
         // SAFETY: forwarded caller contract.
         match unsafe { lock(t) } {
-            Ok((_, inner)) => inner_process(&inner).map_or(-1, Server::pid),
+            Ok((_, inner)) => inner.pid().map_or(-1, |pid| pid as i32),
             Err(_) => -1,
         }
     })
@@ -185,12 +149,8 @@ pub unsafe extern "C" fn mcp_transport_stderr_dropped(t: *const McpTransport) ->
     ffi_boundary!(mcp_transport_stderr_dropped, 0, {
         // SAFETY: forwarded caller contract.
         match unsafe { lock(t) } {
-            Ok((_, inner)) => inner_process(&inner).map_or(0, Server::stderr_dropped),
+            Ok((_, inner)) => inner.stderr_dropped(),
             Err(_) => 0,
         }
     })
-}
-
-fn inner_process(inner: &Inner) -> Option<&Server> {
-    inner.io.as_ref()?.process()
 }

@@ -22,7 +22,7 @@ unsafe impl Sync for Shared {}
 fn event() -> McpEvent {
     McpEvent {
         kind: -9,
-        ..McpEvent::from(crate::Event::Closed)
+        ..McpEvent::new(crate::Event::Closed, crate::connection::Exit::UNKNOWN)
     }
 }
 

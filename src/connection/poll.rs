@@ -1,0 +1,95 @@
+//! Waiting (POSIX): `next_event`'s own wait in poll(2), without the lock;
+//! the set an event loop waits on (`poll_set`, for the C face's
+//! `mcp_transport_poll_fds`); and on Linux one epoll descriptor that stands
+//! for the whole set ([`Connection`](super::Connection)'s `AsFd`).
+
+use std::sync::MutexGuard;
+use std::time::Instant;
+
+use super::fds::MAX_POLL_FDS;
+use super::{millis_rounded_up, Inner, Shared};
+use crate::sys::unix::fd::poll;
+use crate::Error;
+
+/// An empty poll set.
+pub(crate) fn empty_set() -> [libc::pollfd; MAX_POLL_FDS] {
+    [libc::pollfd {
+        fd: -1,
+        events: 0,
+        revents: 0,
+    }; MAX_POLL_FDS]
+}
+
+impl Shared {
+    /// Waits in poll(2), without the lock, until the peer's bytes, room to
+    /// write, a send from another thread or `wake_at` (`None`: no limit).
+    pub(super) fn wait_fds<'a>(
+        &'a self,
+        inner: MutexGuard<'a, Inner>,
+        wake_at: Option<Instant>,
+        now: Instant,
+    ) -> Result<MutexGuard<'a, Inner>, Error> {
+        let mut set = empty_set();
+        let Some(io) = &inner.io else {
+            return Ok(inner);
+        };
+        let n = io.poll_set(&inner.core, &mut set);
+        drop(inner);
+        let timeout = wake_at.map_or(-1, |at| millis_rounded_up(at, now));
+        let polled = poll(&mut set[..n], timeout);
+        let failure = match &polled {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => {
+                Some(Error::Os(e.raw_os_error().unwrap_or(libc::EIO)))
+            }
+            _ => None,
+        };
+        self.let_contenders_in();
+        let mut inner = self.lock()?;
+        inner.waiting = false;
+        if let Some(io) = &mut inner.io {
+            // Drained whenever poll says it is readable, not only after our
+            // own wake-ups: bytes from anywhere else would make every wait
+            // return at once.
+            let wake_fd = io.wake.fd();
+            if set[..n].iter().any(|p| p.fd == wake_fd && p.revents != 0) {
+                io.signalled = true;
+            }
+            io.clear_wake();
+            if let Some(process) = io.process_mut().filter(|_| polled.is_ok()) {
+                process.note_poll(&set[..n]);
+            }
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(inner),
+        }
+    }
+
+    /// For event loops: fills `set` with the descriptors to wait on now and
+    /// returns how many, with the milliseconds to the next deadline (-1:
+    /// none; 0: due now, or closed). From now on sends from other threads
+    /// wake the loop through the set; what woke it before is drained (also
+    /// bytes that did not come from us: else the loop's poll would return
+    /// at once, always). A memory connection gives no descriptor. When
+    /// more than `cap` are needed, nothing changes (the count says how many).
+    pub(crate) fn poll_set_locked(
+        &self,
+        mut inner: MutexGuard<'_, Inner>,
+        set: &mut [libc::pollfd; MAX_POLL_FDS],
+        cap: usize,
+    ) -> (usize, i32) {
+        let n = match &inner.io {
+            Some(io) => io.poll_set(&inner.core, set),
+            None => 0,
+        };
+        let timeout = inner.millis_to_deadline();
+        if n > cap {
+            return (n, timeout);
+        }
+        if let Some(io) = &mut inner.io {
+            io.drain_wake();
+        }
+        inner.waiting = inner.io.is_some();
+        (n, timeout)
+    }
+}
