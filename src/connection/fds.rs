@@ -81,6 +81,7 @@ const LEFT_READS: usize = 16;
 
 /// Why [`FdIo::open`] failed, with the descriptors it was given, untouched
 /// (their flags as they were): the caller still owns them.
+#[cfg_attr(not(feature = "capi"), allow(dead_code))] // the C face gives them back
 pub(crate) struct OpenFailed {
     pub(crate) error: Error,
     pub(crate) read: Desc,

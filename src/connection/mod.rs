@@ -30,11 +30,12 @@ use std::time::{Duration, Instant};
 use crate::{Error, Event, Transport};
 
 pub(crate) use driver::{Exit, Taken, Wait};
-#[cfg(unix)]
+// What the C face's descriptor calls use besides the public API.
+#[cfg(all(unix, feature = "capi"))]
 pub(crate) use fds::{Desc, MAX_POLL_FDS};
-#[cfg(unix)]
+#[cfg(all(unix, feature = "capi"))]
 pub(crate) use open::OpenFailed;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "capi"))]
 pub(crate) use poll::empty_set;
 
 /// The grace a connection dropped while open gets: 2 s.
@@ -90,6 +91,9 @@ pub struct Connection {
     /// The data of the last event, copied out of the connection's lock so
     /// that the caller can send (answer) while it holds the event.
     event: event::EventData,
+    /// The descriptor an event loop waits on, made when first asked for.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    poll_fd: std::sync::OnceLock<poll::PollFd>,
 }
 
 /// Sends on a [`Connection`] from any thread or task, also while another
@@ -330,6 +334,8 @@ impl Connection {
                 shared: Shared::new(inner),
             },
             event: event::EventData::default(),
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            poll_fd: std::sync::OnceLock::new(),
         }
     }
 
@@ -405,9 +411,43 @@ impl Connection {
         match taken {
             Taken::Event(Ok(())) => Ok(Some(self.event.event())),
             Taken::Event(Err(e)) => Err(e),
-            Taken::NoMessage => Ok(None),
+            Taken::NoMessage => {
+                #[cfg(any(target_os = "linux", target_os = "android"))]
+                if let Some(poll_fd) = self.poll_fd.get() {
+                    poll_fd.sync(self.shared())?;
+                }
+                Ok(None)
+            }
             Taken::Ended => Err(Error::Closed),
         }
+    }
+
+    /// The descriptor an event loop waits on for this connection (Linux):
+    /// an epoll descriptor, readable while anything the connection waits
+    /// for is ready (the peer's bytes, room to write what is queued, a
+    /// send from another thread, a spawned server's stderr or exit). Made
+    /// when first asked for (then also through `AsFd` and `AsRawFd`);
+    /// [`Error::Os`] when no descriptor is left for it.
+    ///
+    /// The loop: take events with `next_event(Some(Duration::ZERO))` until
+    /// it gives `Ok(None)` (which brings the descriptor up to date), then
+    /// wait until the descriptor is readable or
+    /// [`next_deadline`](Connection::next_deadline) comes, and again. It
+    /// suits edge-triggered waits (tokio's `AsyncFd`): a turn that stops
+    /// with bytes left makes the descriptor readable again by itself. A
+    /// memory connection has nothing to wait for: its descriptor never
+    /// becomes readable.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn poll_fd(&self) -> Result<std::os::fd::BorrowedFd<'_>, Error> {
+        if let Some(poll_fd) = self.poll_fd.get() {
+            return Ok(poll_fd.fd());
+        }
+        let made = poll::PollFd::new()?;
+        made.sync(self.shared())?;
+        // Only `&self`: another thread may have made one meanwhile; the
+        // first stays.
+        let _ = self.poll_fd.set(made);
+        Ok(self.poll_fd.get().ok_or(Error::OutOfMemory)?.fd())
     }
 
     /// The earliest instant at which an event is due without new input (a
@@ -517,6 +557,31 @@ impl Connection {
     /// [`Sender::set_max_queued`].
     pub fn set_max_queued(&self, bytes: usize) -> Result<(), Error> {
         self.sender.set_max_queued(bytes)
+    }
+}
+
+/// [`Connection::poll_fd`].
+///
+/// # Panics
+/// When the descriptor cannot be made (no descriptor left); call
+/// [`Connection::poll_fd`] first to have that as an error.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl std::os::fd::AsFd for Connection {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self.poll_fd() {
+            Ok(fd) => fd,
+            Err(e) => panic!("the connection's poll descriptor could not be made: {e}"),
+        }
+    }
+}
+
+/// [`Connection::poll_fd`], for APIs that take raw descriptors (tokio's
+/// `AsyncFd`). Panics as `as_fd`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl std::os::fd::AsRawFd for Connection {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsFd;
+        self.as_fd().as_raw_fd()
     }
 }
 

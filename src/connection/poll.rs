@@ -93,3 +93,59 @@ impl Shared {
         (n, timeout)
     }
 }
+
+/// The one descriptor an event loop waits on for a whole connection
+/// (Linux): an epoll set kept equal to what the connection waits on.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[derive(Debug)]
+pub(super) struct PollFd {
+    epoll: crate::sys::unix::epoll::Epoll,
+    /// What the epoll set holds: descriptor and interest.
+    watched: std::sync::Mutex<Vec<(std::os::fd::RawFd, libc::c_short)>>,
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl PollFd {
+    pub(super) fn new() -> Result<PollFd, Error> {
+        Ok(PollFd {
+            epoll: crate::sys::unix::epoll::Epoll::new()?,
+            watched: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.epoll.fd()
+    }
+
+    /// Makes the epoll set what the connection waits on now, and arms the
+    /// wake-up for sends from other threads (as the C face's poll set
+    /// does). Called whenever `next_event` found nothing ready.
+    pub(super) fn sync(&self, shared: &Shared) -> Result<(), Error> {
+        let mut set = empty_set();
+        let (n, _) = shared.poll_set_locked(shared.lock()?, &mut set, MAX_POLL_FDS);
+        let set = &set[..n];
+        let mut watched = self.watched.lock().map_err(|_| Error::Poisoned)?;
+        watched.retain(|&(fd, _)| {
+            let kept = set.iter().any(|p| p.fd == fd);
+            if !kept {
+                self.epoll.unwatch(fd);
+            }
+            kept
+        });
+        for p in set {
+            match watched.iter_mut().find(|(fd, _)| *fd == p.fd) {
+                Some((_, interest)) if *interest == p.events => {}
+                Some((fd, interest)) => {
+                    self.epoll.watch(*fd, p.events, true)?;
+                    *interest = p.events;
+                }
+                None => {
+                    watched.try_reserve(1).map_err(|_| Error::OutOfMemory)?;
+                    self.epoll.watch(p.fd, p.events, false)?;
+                    watched.push((p.fd, p.events));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -6,8 +6,11 @@
 //! - `wake.rs`: waking a thread that waits in poll(2);
 //! - `process.rs`: a child's exit seen without reaping it, reaping, signals
 //!   to its process group, the pidfd;
-//! - `spawn.rs`: what runs in the child between fork and exec.
+//! - `spawn.rs`: what runs in the child between fork and exec;
+//! - `epoll.rs` (Linux): one descriptor that stands for a set.
 
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) mod epoll;
 pub(crate) mod fd;
 pub(crate) mod process;
 pub(crate) mod sigpipe;
