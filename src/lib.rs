@@ -18,6 +18,13 @@
 //!   bytes in, [`Event`]s out (messages, answers matched with our numbered
 //!   requests, timeouts, close), the lines we send framed into a bounded
 //!   output queue for a driver to write.
+//! - [`Connection`] drives a transport to its end on descriptors (POSIX):
+//!   a server it spawns from a [`Command`] (its process group, its stderr
+//!   as lines, the stdin → SIGTERM → SIGKILL shutdown, reaping), the
+//!   process's own stdin and stdout (with the stdout guard), or descriptors
+//!   you give it; [`next_event`](Connection::next_event) with a deadline,
+//!   [`Sender`] for any thread, one descriptor for event loops
+//!   ([`Connection::poll_fd`], Linux).
 //!
 //! The same is offered to C through the `mcp_*` functions of the `ffi` module
 //! and the generated header `include/mcp_stdio.h`: the `capi` feature, on by
@@ -30,9 +37,10 @@
 //! 2. framing: `reader`, `encode`, `jsonrpc`, `span`, `envelope`,
 //!    `message`, `newline`, `error`;
 //! 3. the transport's state machine, no I/O: `transport`;
-//! 4. the OS layer: `sys` (the platform calls, fenced per platform) and
-//!    `process` (a spawned server's supervision over them);
-//! 5. the C face: `ffi`.
+//! 4. the OS layer: `sys` (the platform calls, fenced per platform),
+//!    `process` (a spawned server's supervision over them) and
+//!    `connection` (a transport driven on descriptors: the Rust API);
+//! 5. the C face: `ffi`, conversions over the floors below.
 //!
 //! `unsafe` lives in three places only: `simd` (AVX2 and AVX-512 need
 //! `#[target_feature]` code and a CPU check; the portable kernels come from

@@ -100,6 +100,22 @@ pub struct Connection {
 /// waits in [`next_event`](Connection::next_event) (which a send wakes).
 /// `Clone + Send + Sync + 'static`; cloning is cheap. A sender that outlives
 /// its connection gets [`Error::Closed`].
+///
+/// ```
+/// use mcp_stdio::Connection;
+///
+/// let conn = Connection::memory();
+/// let sender = conn.sender();
+/// std::thread::spawn(move || sender.notify("notifications/progress", Some(br#"{"progress":1}"#)))
+///     .join()
+///     .unwrap()
+///     .unwrap();
+/// let mut out = Vec::new();
+/// conn.take_output(&mut out).unwrap();
+/// assert_eq!(out, br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}
+/// "#);
+/// drop(conn);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Sender {
     shared: Arc<Shared>,

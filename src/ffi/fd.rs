@@ -10,8 +10,7 @@ use super::reader::with_reader;
 use super::slice::bytes_in;
 use super::{McpLineReader, McpStatus};
 use crate::reader::READ_CHUNK;
-use crate::sys::unix::fd::{last_errno, read_appending};
-use crate::sys::unix::sigpipe::SigpipeGuard;
+use crate::sys::unix::fd::read_appending;
 use crate::LineReader;
 
 /// Leaves `errno` as the failing call set it, for the caller to read
@@ -193,112 +192,36 @@ pub unsafe extern "C" fn mcp_write_all_deadline(
     })
 }
 
-/// Writes `data` to `fd` until all of it is written, the peer is gone, a
-/// call fails or `deadline` passes. Returns the status and the bytes written;
-/// `errno` is left as the failing call set it.
+/// [`sys::unix::write_all`](crate::sys::unix::write_all::write_all) on
+/// descriptor number `fd`, its outcome as a status (`errno` set to the
+/// failing call's).
 fn write_all(fd: c_int, data: &[u8], deadline: Option<Instant>) -> (McpStatus, usize) {
-    // With a deadline on a blocking descriptor, wait first and write what a
-    // writable pipe surely takes; otherwise write all that is left at once.
-    let wait_first = deadline.is_some() && is_blocking(fd);
-    let mut done = 0;
-    let guard = SigpipeGuard::new();
-    let failure = loop {
-        if done == data.len() {
-            return (McpStatus::MCP_STATUS_OK, done);
-        }
-        let rest = &data[done..];
-        let step = if wait_first {
-            if let Err(failure) = wait_writable(fd, deadline) {
-                break failure;
-            }
-            rest.len().min(libc::PIPE_BUF)
-        } else {
-            rest.len()
-        };
-        // SAFETY: `rest[..step]` is a valid slice; write(2) only reads it.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), step) };
-        if n > 0 {
-            done += n as usize;
-            continue;
-        }
-        match if n == 0 { libc::EIO } else { last_errno() } {
-            libc::EINTR => {}
-            e if e == libc::EAGAIN || e == libc::EWOULDBLOCK => {
-                if let Err(failure) = wait_writable(fd, deadline) {
-                    break failure;
+    if data.is_empty() {
+        return (McpStatus::MCP_STATUS_OK, 0); // nothing to write: no descriptor looked at
+    }
+    if fd < 0 {
+        set_errno(libc::EBADF);
+        return (McpStatus::MCP_STATUS_IO_ERROR, 0);
+    }
+    // SAFETY: not -1; the caller keeps `fd` open for the call (a number
+    // that is not open only makes the calls fail with EBADF), and the
+    // borrow ends with it.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    let (result, done) = crate::sys::unix::write_all::write_all(fd, data, deadline);
+    let status = match result {
+        Ok(()) => McpStatus::MCP_STATUS_OK,
+        Err(e) => match e.raw_os_error() {
+            None if e.kind() == std::io::ErrorKind::TimedOut => McpStatus::MCP_STATUS_TIMED_OUT,
+            code => {
+                let code = code.unwrap_or(libc::EIO);
+                set_errno(code);
+                if code == libc::EPIPE {
+                    McpStatus::MCP_STATUS_BROKEN_PIPE
+                } else {
+                    McpStatus::MCP_STATUS_IO_ERROR
                 }
             }
-            libc::EPIPE => {
-                guard.consume_raised();
-                break Failure::Errno(libc::EPIPE);
-            }
-            e => break Failure::Errno(e),
-        }
-    };
-    drop(guard); // restoring the mask may change errno: set it after
-    let status = match failure {
-        Failure::TimedOut => McpStatus::MCP_STATUS_TIMED_OUT,
-        Failure::Errno(e) => {
-            set_errno(e);
-            if e == libc::EPIPE {
-                McpStatus::MCP_STATUS_BROKEN_PIPE
-            } else {
-                McpStatus::MCP_STATUS_IO_ERROR
-            }
-        }
+        },
     };
     (status, done)
-}
-
-/// Why a write loop stopped early.
-enum Failure {
-    Errno(c_int),
-    TimedOut,
-}
-
-/// A valid descriptor without O_NONBLOCK (a bad one is not: the first write
-/// reports it).
-fn is_blocking(fd: c_int) -> bool {
-    // SAFETY: F_GETFL only reads the descriptor's flags (-1 for a bad one).
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    flags != -1 && flags & libc::O_NONBLOCK == 0
-}
-
-/// Waits until `fd` can take more data (or reports an error or hang-up,
-/// which the next write then reports precisely), at most until `deadline`.
-fn wait_writable(fd: c_int, deadline: Option<Instant>) -> Result<(), Failure> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    loop {
-        let timeout = match deadline {
-            None => -1,
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                // Round up, so that a wait never ends before the deadline.
-                c_int::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(c_int::MAX)
-            }
-        };
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, timeout) };
-        if r > 0 {
-            return if pfd.revents & libc::POLLNVAL != 0 {
-                Err(Failure::Errno(libc::EBADF))
-            } else {
-                Ok(())
-            };
-        }
-        if r == 0 {
-            if timeout == 0 {
-                return Err(Failure::TimedOut);
-            }
-            continue; // woke early by rounding: the next round decides
-        }
-        let errno = last_errno();
-        if errno != libc::EINTR {
-            return Err(Failure::Errno(errno));
-        }
-    }
 }

@@ -7,7 +7,8 @@
 //! - `process.rs`: a child's exit seen without reaping it, reaping, signals
 //!   to its process group, the pidfd;
 //! - `spawn.rs`: what runs in the child between fork and exec;
-//! - `epoll.rs` (Linux): one descriptor that stands for a set.
+//! - `epoll.rs` (Linux): one descriptor that stands for a set;
+//! - `write_all.rs`: a whole buffer written, with a deadline, no SIGPIPE.
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) mod epoll;
@@ -16,3 +17,4 @@ pub(crate) mod process;
 pub(crate) mod sigpipe;
 pub(crate) mod spawn;
 pub(crate) mod wake;
+pub(crate) mod write_all;
