@@ -38,7 +38,7 @@ enum Kind {
 fn span(line: &[u8], part: Option<&[u8]>) -> Span {
     match part {
         Some(part) => {
-            let from = part.as_ptr() as usize - line.as_ptr() as usize;
+            let from = part.as_ptr().addr() - line.as_ptr().addr();
             Span::new(from, from + part.len())
         }
         None => Span::default(),
@@ -134,5 +134,91 @@ impl EventData {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope;
+
+    #[test]
+    fn a_kept_event_is_the_event_on_the_copy() {
+        let line = br#"{"jsonrpc":"2.0","id":"a b","method":"tools\/call","params":{"x":[1]}}"#;
+        let original = envelope(line).unwrap();
+        let mut data = EventData::default();
+        data.keep(
+            Event::Response {
+                id: 7,
+                line,
+                envelope: original,
+            },
+            Exit::UNKNOWN,
+        )
+        .unwrap();
+        let Event::Response {
+            id,
+            line: copy,
+            envelope,
+        } = data.event()
+        else {
+            panic!("{:?}", data.event());
+        };
+        assert_eq!(id, 7);
+        assert_eq!(copy, line);
+        assert_ne!(copy.as_ptr(), line.as_ptr(), "a copy, not a borrow");
+        assert_eq!(envelope, original);
+        assert_eq!(envelope.params, Some(&br#"{"x":[1]}"#[..]));
+    }
+
+    #[test]
+    fn every_kind_survives_the_copy() {
+        let mut data = EventData::default();
+        let events = [
+            Event::Message {
+                line: b"[1]",
+                envelope: envelope(b"[1]").unwrap(),
+            },
+            Event::RequestTimedOut { id: 3 },
+            Event::RequestFailed { id: 4 },
+            Event::Invalid {
+                kind: InvalidKind::ParseError,
+                line: Some(b"{"),
+                len: 1,
+            },
+            Event::Invalid {
+                kind: InvalidKind::TooLong,
+                line: None,
+                len: 1 << 30,
+            },
+            Event::Stderr { line: b"E404" },
+        ];
+        for event in events {
+            data.keep(event, Exit::UNKNOWN).unwrap();
+            assert_eq!(data.event(), event);
+        }
+        assert_eq!(data.exit_status(), None, "no exit before Closed");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn closed_keeps_how_the_server_ended() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut data = EventData::default();
+        data.keep(Event::Closed, Exit { code: 3, signal: 0 })
+            .unwrap();
+        assert_eq!(data.event(), Event::Closed);
+        assert_eq!(data.exit_status().and_then(|s| s.code()), Some(3));
+        data.keep(
+            Event::Closed,
+            Exit {
+                code: -1,
+                signal: 9,
+            },
+        )
+        .unwrap();
+        assert_eq!(data.exit_status().and_then(|s| s.signal()), Some(9));
+        data.keep(Event::Closed, Exit::UNKNOWN).unwrap();
+        assert_eq!(data.exit_status(), None, "unknown");
     }
 }

@@ -121,6 +121,18 @@ pub struct Sender {
     shared: Arc<Shared>,
 }
 
+// What the C header says "any thread" of is `Send + Sync` here: sends,
+// close, the counts and the deadline take `&self`; taking events takes
+// `&mut self`. The compiler checks it.
+const _: () = {
+    fn any_thread<T: Send + Sync + 'static>() {}
+    fn check() {
+        any_thread::<Sender>();
+        any_thread::<Connection>();
+    }
+    let _ = check;
+};
+
 /// What a connection and its senders share.
 #[derive(Debug)]
 pub(crate) struct Shared {
