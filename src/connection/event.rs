@@ -133,6 +133,7 @@ impl EventData {
                 return Some(std::process::ExitStatus::from_raw(exit.signal & 0x7f));
             }
         }
+        let _ = exit; // elsewhere no server is spawned yet
         None
     }
 }

@@ -262,6 +262,7 @@ impl Shared {
     /// that unlocks takes it again before a woken waiter runs, so without
     /// this a `close` or a send from another thread could wait for as long
     /// as the peer keeps writing.
+    #[cfg(unix)]
     fn let_contenders_in(&self) {
         for _ in 0..1000 {
             if self.contenders.load(Ordering::Acquire) == 0 {
