@@ -65,23 +65,35 @@ pub const DROP_GRACE: Duration = Duration::from_secs(2);
 /// thread closes first and drives the events to `Closed`, or drops it in
 /// `spawn_blocking`.
 ///
-/// ```no_run
+/// The event [`next_event`](Connection::next_event) gives borrows the
+/// connection: answer it through a [`Sender`], taken before the loop.
+/// Here `cat` plays the server, sending back what it gets: first our
+/// request (which we answer), then our answer (the response to our
+/// request).
+///
+/// ```
 /// # #[cfg(unix)] fn main() -> Result<(), mcp_stdio::Error> {
 /// use std::time::Duration;
-/// use mcp_stdio::{Command, Connection, Event};
+/// use mcp_stdio::{Command, Connection, Event, RpcKind};
 ///
-/// let mut conn = Connection::spawn(&Command::new("my-mcp-server"))?;
+/// let mut conn = Connection::spawn(&Command::new("cat"))?;
+/// let tx = conn.sender();
 /// let id = conn.request("tools/list", None, Some(Duration::from_secs(10)))?;
 /// while let Some(event) = conn.next_event(None)? {
 ///     match event {
-///         Event::Response { id: answered, line, .. } if answered == id => {
-///             println!("{}", String::from_utf8_lossy(line));
-///             conn.close(Duration::from_secs(2))?;
+///         Event::Message { envelope, .. } if envelope.kind == Some(RpcKind::Request) => {
+///             tx.respond(envelope.id.unwrap(), br#"{"tools":[]}"#)?;
+///         }
+///         Event::Response { id: answered, envelope, .. } => {
+///             assert_eq!(answered, id);
+///             assert_eq!(envelope.result, Some(&br#"{"tools":[]}"#[..]));
+///             tx.close(Duration::from_secs(2))?; // cat's stdin ends: it exits
 ///         }
 ///         Event::Closed => break,
 ///         _ => {}
 ///     }
 /// }
+/// assert!(conn.exit_status().unwrap().success());
 /// # Ok(()) }
 /// # #[cfg(not(unix))] fn main() {}
 /// ```
@@ -89,7 +101,7 @@ pub const DROP_GRACE: Duration = Duration::from_secs(2);
 pub struct Connection {
     sender: Sender,
     /// The data of the last event, copied out of the connection's lock so
-    /// that the caller can send (answer) while it holds the event.
+    /// that a [`Sender`] can send (answer) while the caller holds the event.
     event: event::EventData,
     /// The descriptor an event loop waits on, made when first asked for.
     #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -421,9 +433,9 @@ impl Connection {
     /// [`Event::RequestFailed`] for each pending request, then
     /// [`Event::Closed`], last, once. After it: [`Error::Closed`].
     ///
-    /// The event's data is a copy held by the connection (until the next
-    /// `next_event`): answering it with [`respond`](Connection::respond)
-    /// while holding it is fine.
+    /// The event's data is a copy the connection keeps until the next
+    /// `next_event`, outside its lock: answer it at once through a
+    /// [`Sender`] (the event borrows the connection itself).
     ///
     /// The timeout holds whatever the peer sends: bytes that give no event
     /// are read at most 16 reads of 64 KiB, or 5 ms, at a time before the
@@ -466,6 +478,13 @@ impl Connection {
     /// with bytes left makes the descriptor readable again by itself. A
     /// memory connection has nothing to wait for: its descriptor never
     /// becomes readable.
+    ///
+    /// Once made, the descriptor stays open, the same number and the same
+    /// epoll instance, until the connection is dropped: `as_raw_fd` always
+    /// gives it. That is the condition of tokio's `AsyncFd::register`; its
+    /// older safe constructors (`try_with_interest`, deprecated since tokio
+    /// 1.53 because a type in general cannot promise it) are sound for a
+    /// `Connection`.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn poll_fd(&self) -> Result<std::os::fd::BorrowedFd<'_>, Error> {
         if let Some(poll_fd) = self.poll_fd.get() {

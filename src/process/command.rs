@@ -148,7 +148,9 @@ impl Command {
 
     /// Linux: the server is sent SIGKILL when the thread that spawned it
     /// ends (the host exits or crashes), through `PR_SET_PDEATHSIG`; spawn
-    /// from a thread that lives as long as the server should. Elsewhere the
+    /// from a thread that lives as long as the server should (not from a
+    /// pool's thread, such as tokio's `spawn_blocking`, which ends when idle
+    /// and takes the server with it). Elsewhere the
     /// spawn fails with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
     pub fn kill_on_host_exit(&mut self, yes: bool) -> &mut Command {
         self.kill_on_host_exit = yes;

@@ -17,4 +17,5 @@ pub(crate) mod process;
 pub(crate) mod sigpipe;
 pub(crate) mod spawn;
 pub(crate) mod wake;
+#[cfg(feature = "capi")] // `mcp_write_all`
 pub(crate) mod write_all;
