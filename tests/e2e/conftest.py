@@ -15,6 +15,9 @@ REPO_ROOT = E2E_DIR.parent.parent
 NPM_DIR = E2E_DIR / ".deps" / "npm"
 NODE_MODULES = NPM_DIR / "node_modules"
 HOST = REPO_ROOT / "target" / "demo" / "mcp_host"
+# The Rust hosts (examples/host.rs, examples/tokio_host.rs), built by run.sh:
+# the C host's session and output, on the options they have.
+RUST_HOSTS = [REPO_ROOT / "target" / "release" / "examples" / n for n in ("host", "tokio_host")]
 SERVER = REPO_ROOT / "target" / "demo" / "mcp_server"
 PYTHON = sys.executable  # the venv's python, which has the mcp SDK
 
@@ -60,7 +63,8 @@ def readme_host():
 
 @pytest.fixture(scope="session", autouse=True)
 def _prerequisites():
-    missing = [p for p in (HOST, SERVER, NODE_MODULES, SDK2_PYTHON) if not p.exists()]
+    needed = (HOST, *RUST_HOSTS, SERVER, NODE_MODULES, SDK2_PYTHON)
+    missing = [p for p in needed if not p.exists()]
     if missing:
         pytest.exit(
             "missing " + ", ".join(map(str, missing)) + ": run tests/e2e/run.sh", returncode=2
@@ -92,7 +96,7 @@ def unescape_host_text(raw: bytes) -> str:
 
 @dataclass
 class HostRun:
-    """What target/demo/mcp_host printed, parsed."""
+    """What target/demo/mcp_host (or a Rust host) printed, parsed."""
 
     returncode: int
     stdout: bytes
@@ -130,9 +134,9 @@ class HostRun:
         return f"exit {self.returncode}\n--- stderr ---\n{self.stderr[-6000:]}"
 
 
-def run_host(options, server_cmd, *, timeout=120, cwd=None, env=None) -> HostRun:
-    """Runs mcp_host OPTIONS -- SERVER_CMD and parses its output."""
-    cmd = [str(HOST), *options, "--", *map(str, server_cmd)]
+def run_host(options, server_cmd, *, timeout=120, cwd=None, env=None, host=HOST) -> HostRun:
+    """Runs HOST (mcp_host, or a Rust host) OPTIONS -- SERVER_CMD and parses its output."""
+    cmd = [str(host), *options, "--", *map(str, server_cmd)]
     proc = subprocess.run(
         cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=cwd, env=env
     )

@@ -6,6 +6,10 @@
 #     - @modelcontextprotocol/server-filesystem   (a 5 MB file in one line)
 #     - a FastMCP server (Python SDK 1.x), tests/e2e/fastmcp_server.py
 #     - an MCPServer server (Python SDK 2.x), tests/e2e/sdk2_server.py
+#   our Rust hosts (examples/host.rs, blocking; examples/tokio_host.rs, a
+#   tokio task) driving
+#     - @modelcontextprotocol/server-everything
+#     - the FastMCP server
 #   our C server (examples/mcp_server.c) driven by
 #     - the Python SDK 1.x client (mcp.client.stdio + ClientSession)
 #     - the Python SDK 2.x client (mcp.Client), tests/e2e/sdk2_client.py
@@ -20,8 +24,9 @@
 # tests run in it) and .deps/venv-sdk2 from requirements-sdk2.txt (mcp 2.x:
 # the tests run its python on sdk2_server.py and sdk2_client.py as
 # subprocesses). Then builds the demo binaries (scripts/demo.sh, which also
-# runs the demo) and runs pytest on tests/e2e/test_*.py. Extra arguments go
-# to pytest (e.g. -k fastmcp).
+# runs the demo) and the Rust hosts (target/release/examples/), and runs
+# pytest on tests/e2e/test_*.py. Extra arguments go to pytest (e.g. -k
+# fastmcp).
 #
 # Needs: node + npm, python3 (with venv), cargo, gcc; the npm registry and PyPI
 # for the first install. Works from any current directory.
@@ -84,6 +89,10 @@ bash "$repo_root/scripts/demo.sh" >"$deps/demo.log" 2>&1 || {
     exit 1
 }
 tail -n 1 "$deps/demo.log"
+
+# The Rust hosts, against the release library demo.sh just built.
+echo "== cargo build --release --example host --example tokio_host"
+(cd "$repo_root" && cargo build --release --example host --example tokio_host)
 
 echo "== pytest tests/e2e"
 cd "$e2e_dir"
