@@ -140,14 +140,21 @@ impl FdIo {
                 restore.push((*d, old));
             }
         }
-        let write_is_read = write.is_none();
         let write_is_socket = is_socket(write.as_ref().unwrap_or(&read).fd());
-        Ok(FdIo {
+        let mut io = FdIo::new(read, write, wake);
+        io.restore = restore;
+        io.write_is_socket = write_is_socket;
+        Ok(io)
+    }
+
+    /// Both sides open, nothing to restore, no process.
+    fn new(read: Desc, write: Option<Desc>, wake: Wake) -> FdIo {
+        FdIo {
             read,
+            write_is_read: write.is_none(),
             write,
-            write_is_read,
-            restore,
-            write_is_socket,
+            restore: Vec::new(),
+            write_is_socket: false,
             read_open: true,
             write_open: true,
             wake,
@@ -156,7 +163,7 @@ impl FdIo {
             eof_at: None,
             caught_up: None,
             process: None,
-        })
+        }
     }
 
     /// The I/O of a spawned server: its stdout and stdin (owned, already
@@ -167,21 +174,9 @@ impl FdIo {
         process: Server,
     ) -> io::Result<FdIo> {
         let wake = Wake::new()?; // on failure the pipes close and the process is reaped
-        Ok(FdIo {
-            read: Desc::Owned(stdout),
-            write: Some(Desc::Owned(stdin)),
-            write_is_read: false,
-            restore: Vec::new(),
-            write_is_socket: false,
-            read_open: true,
-            write_open: true,
-            wake,
-            signalled: false,
-            read_left: false,
-            eof_at: None,
-            caught_up: None,
-            process: Some(process),
-        })
+        let mut io = FdIo::new(Desc::Owned(stdout), Some(Desc::Owned(stdin)), wake);
+        io.process = Some(process);
+        Ok(io)
     }
 
     fn write_fd(&self) -> Option<BorrowedFd<'_>> {
