@@ -153,7 +153,7 @@ impl Shared {
                 }
             }
             #[cfg(unix)]
-            let exit = inner_exit(&inner.io);
+            let exit = inner_exit(inner.io.as_deref());
             #[cfg(not(unix))]
             let exit = Exit::UNKNOWN;
             if let Some(event) = inner.core.try_next_event_at(Instant::now)? {
@@ -259,8 +259,8 @@ impl Shared {
 
 /// How a spawned server ended, as far as known.
 #[cfg(unix)]
-fn inner_exit(io: &Option<super::fds::FdIo>) -> Exit {
-    match io.as_ref().and_then(|io| io.process()) {
+fn inner_exit(io: Option<&super::fds::FdIo>) -> Exit {
+    match io.and_then(|io| io.process()) {
         Some(process) => Exit {
             code: process.exit_code(),
             signal: process.term_signal(),

@@ -164,9 +164,12 @@ pub(crate) struct Inner {
     /// the next send wakes it.
     waiting: bool,
     /// The descriptors (and a spawned server) of a descriptor connection;
-    /// `None`: a memory connection.
+    /// `None`: a memory connection. Boxed, so that a memory connection's
+    /// `None` is a null pointer: inline, the compiler may read a field of
+    /// the absent value before it tests for `None` (harmless, but valgrind
+    /// reports the read of uninitialised bytes in the host's process).
     #[cfg(unix)]
-    io: Option<fds::FdIo>,
+    io: Option<Box<fds::FdIo>>,
 }
 
 impl Inner {
@@ -175,7 +178,7 @@ impl Inner {
             core,
             waiting: false,
             #[cfg(unix)]
-            io,
+            io: io.map(Box::new),
         }
     }
 
@@ -360,9 +363,10 @@ impl Shared {
         {
             let io = inner.io.take();
             drop(inner);
-            drop(io); // closes the descriptors; kills and reaps a server left
-                      // A server that could not be reaped at its end, earlier or now,
-                      // is reaped here once it can be.
+            // Closes the descriptors; kills and reaps a server left. A
+            // server that could not be reaped at its end, earlier or now,
+            // is reaped here once it can be.
+            drop(io);
             crate::process::child::reap_owed();
         }
     }
