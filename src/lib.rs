@@ -88,7 +88,8 @@ mod process;
 #[cfg(unix)]
 mod sys;
 
-// The C boundary: every `unsafe` of the crate (the `capi` feature, on by default).
+// The C boundary, with the `unsafe` of its pointers (the `capi` feature, on by
+// default).
 #[cfg(feature = "capi")]
 pub mod ffi;
 

@@ -6,7 +6,8 @@ use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use super::{Inner, Shared};
-use crate::{Error, Event};
+use crate::error::Error;
+use crate::transport::Event;
 
 /// Reads (of up to 64 KiB each) that give no event before `next_event`
 /// looks at its time and lets other threads in: about 1 MiB of blank lines,

@@ -3,8 +3,11 @@
 //! connection keeps (and reuses), so that the caller can answer while it
 //! holds the event. The C face lends the reader's own buffer instead.
 
+use crate::envelope::Envelope;
+use crate::error::Error;
+use crate::message::RpcKind;
 use crate::span::{Span, Spans};
-use crate::{Envelope, Error, Event, InvalidKind, RpcKind};
+use crate::transport::{Event, InvalidKind};
 
 use super::Exit;
 

@@ -7,6 +7,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
+use crate::error::Error;
 use crate::process::server::Server;
 use crate::reader::READ_CHUNK;
 use crate::sys::unix::fd::{
@@ -14,7 +15,7 @@ use crate::sys::unix::fd::{
 };
 use crate::sys::unix::sigpipe::SigpipeGuard;
 use crate::sys::unix::wake::Wake;
-use crate::{Error, Transport};
+use crate::transport::Transport;
 
 /// The most descriptors a connection waits on at once: 5 (read, write,
 /// wake-up, and for a spawned server its stderr and its pidfd).

@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::{Error, Event, Transport};
+use crate::error::Error;
+use crate::transport::{Event, Transport};
 
 pub(crate) use driver::{Exit, Taken, Wait};
 // What the C face's descriptor calls use besides the public API.

@@ -6,12 +6,13 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use super::fds::{Desc, FdIo};
 use super::{Connection, Inner};
+use crate::error::Error;
 use crate::process::child::reap_owed;
 use crate::process::command::Command;
 use crate::process::server::Server;
 use crate::process::spawn::start;
 use crate::sys::unix::fd::{duplicate_above_stdio, point_stdout_away, set_nonblocking, standard};
-use crate::{Error, Transport};
+use crate::transport::Transport;
 
 pub(crate) use super::fds::OpenFailed;
 

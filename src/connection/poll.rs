@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use super::fds::MAX_POLL_FDS;
 use super::{millis_rounded_up, Inner, Shared};
+use crate::error::Error;
 use crate::sys::unix::fd::poll;
-use crate::Error;
 
 /// An empty poll set.
 pub(crate) fn empty_set() -> [libc::pollfd; MAX_POLL_FDS] {

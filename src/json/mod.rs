@@ -17,11 +17,8 @@ pub(crate) use string_eq::string_token_eq;
 pub(crate) use validate::{is_json_text, validate};
 pub(crate) use watch::Watch;
 
-/// JSON's insignificant whitespace: space, tab, line feed, carriage return. Nothing else.
-#[inline]
-pub(crate) fn is_whitespace(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
-}
+// JSON's whitespace, defined a floor down where the kernels need it too.
+pub(crate) use crate::simd::is_whitespace;
 
 /// The bounds of `bytes` without leading and trailing JSON whitespace, as `(start, end)`.
 #[inline]

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::child::{Child, POLL_EXIT};
 use super::stderr::StderrLines;
+use crate::error::Error;
 use crate::sys::unix::fd::poll;
-use crate::{Error, Transport};
+use crate::transport::Transport;
 
 /// The grace of the close that begins when a server exits by itself.
 const EXIT_GRACE: Duration = Duration::from_secs(2);

@@ -27,6 +27,13 @@ pub(crate) mod portable;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+/// JSON's insignificant whitespace: space, tab, line feed, carriage return.
+/// Nothing else. The kernels' scalar tails and the `json` module share it.
+#[inline]
+pub(crate) fn is_whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 /// A level of SIMD kernels, from the narrowest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]

@@ -47,7 +47,7 @@ impl Kernels for Portable {
             }
             i += 16;
         }
-        while s.get(i).is_some_and(|&b| crate::json::is_whitespace(b)) {
+        while s.get(i).is_some_and(|&b| super::is_whitespace(b)) {
             i += 1;
         }
         i

@@ -145,7 +145,7 @@ impl WithKernels for WhitespaceEnds {
                     for from in [0, 1, at, at + 1, len].into_iter().filter(|&f| f <= len) {
                         let want = text[from..]
                             .iter()
-                            .position(|&b| !crate::json::is_whitespace(b))
+                            .position(|&b| !super::is_whitespace(b))
                             .map_or(len, |j| from + j);
                         assert_eq!(k.whitespace_end(&text, from), want, "{text:?} from {from}");
                     }
