@@ -4,6 +4,8 @@
 //! `examples/mcp_server.c` (MCP 2026-07-28) and against a server that only
 //! knows the `initialize` handshake (a small Python script), and print what
 //! the C host prints; the README's "A host in Rust" code is here too, run.
+//! `examples/server.rs`, the Rust server, serves both hosts, and answers a
+//! scripted client line by line.
 //!
 //! The example binaries are the ones `cargo test` builds with the tests
 //! (target/<profile>/examples/); a nested `cargo build --example` makes
@@ -66,6 +68,8 @@ fn example(name: &str) -> PathBuf {
                 "host",
                 "--example",
                 "tokio_host",
+                "--example",
+                "server",
             ])
             .arg("--profile")
             .arg(if profile == "debug" { "dev" } else { profile })
@@ -582,4 +586,121 @@ fn readme_host_calls_a_tool() {
 
     let missing = call_tool(&["/nonexistent/mcp-server"], "echo", "{}");
     assert_eq!(missing.unwrap_err(), Error::SpawnFailed(libc::ENOENT));
+}
+
+/// Both Rust hosts against the Rust server (`examples/server.rs`): the demo
+/// session in 2026-07-28, checked as against the C server; the server's
+/// stray `println!` reached the host as a stderr line, not in the stream.
+#[test]
+fn the_rust_server_serves_the_rust_hosts() {
+    let server = example("server");
+    for host in HOSTS {
+        let (out, t, report) = run_host(host, &[server.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{report}");
+        assert_eq!(
+            t.summary, "ok: 4/4 expected responses received and checked",
+            "{report}"
+        );
+        assert_eq!(t.tools, ["echo", "add"], "{report}");
+        assert_eq!(t.texts, ["hello from mcp-stdio", "5"], "{report}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for said in [
+            format!("{host}: connected to mcp-stdio-rust-server"),
+            format!("{host}: [server] server: this println! lands on stderr"),
+            format!("{host}: [server] server: end of input, exiting"),
+        ] {
+            assert!(stderr.contains(&said), "{said:?} missing\n{report}");
+        }
+    }
+}
+
+/// The Rust server, fed a script on its stdin: every answer on stdout is
+/// one JSON-RPC line, in order, and nothing else is there (the stray
+/// `println!` went to stderr); it exits 0 at the end of its stdin.
+#[test]
+fn the_rust_server_answers_line_by_line() {
+    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let script = [
+        // An id token beyond i64 comes back byte for byte.
+        r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        // 2025-06-18: bad arguments are -32602, not a tool result.
+        r#"{"jsonrpc":"2.0","id":"a\u0041","method":"tools/call","params":{"name":"add","arguments":{"a":1}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":1.5,"b":2}}}"#.to_owned(),
+        "this is not JSON".to_owned(),
+        r#"[{"jsonrpc":"2.0","id":4,"method":"ping"}]"#.to_owned(),
+        r#"{"id":5}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":6,"method":"resources/list"}"#.to_owned(),
+        // 2026-07-28 requests: the version named in _meta rules.
+        format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"add","arguments":{{"a":1}},{META}}}}}"#),
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.to_owned(),
+    ];
+    let mut child = std::process::Command::new(example("server"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the server");
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, (script.join("\n") + "\n").as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().expect("the server's output");
+    let report = format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    let text = String::from_utf8(out.stdout.clone()).expect("UTF-8");
+    let lines: Vec<&str> = text.lines().collect();
+    let replies: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}\n{report}")))
+        .collect();
+    assert_eq!(replies.len(), 10, "{report}"); // the notification has none
+    assert!(
+        lines[0].starts_with(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"#),
+        "{report}"
+    );
+    assert_eq!(replies[0]["result"]["protocolVersion"], "2025-06-18");
+    assert!(lines[1].contains(r#""id":"a\u0041""#), "{report}");
+    assert_eq!(replies[1]["error"]["code"], -32602);
+    assert_eq!(replies[2]["id"], 3);
+    assert_eq!(replies[2]["result"]["content"][0]["text"], "3.5");
+    assert_eq!(replies[2]["result"]["isError"], false);
+    let error = |r: &Value| (r.get("id").cloned(), r["error"]["code"].clone());
+    assert_eq!(error(&replies[3]), (None, json!(-32700)), "{report}");
+    assert_eq!(error(&replies[4]), (None, json!(-32600)), "{report}");
+    assert_eq!(error(&replies[5]), (None, json!(-32600)), "{report}");
+    assert_eq!(
+        error(&replies[6]),
+        (Some(json!(6)), json!(-32601)),
+        "{report}"
+    );
+    // 2026-07-28: a tool's failure is its result, and every result is complete.
+    assert_eq!(replies[7]["id"], 7);
+    assert_eq!(replies[7]["result"]["isError"], true, "{report}");
+    assert_eq!(replies[7]["result"]["resultType"], "complete");
+    assert_eq!(
+        error(&replies[8]),
+        (Some(json!(8)), json!(-32022)),
+        "{report}"
+    );
+    assert_eq!(
+        replies[8]["error"]["data"]["supported"],
+        json!(["2026-07-28"])
+    );
+    assert_eq!(
+        error(&replies[9]),
+        (Some(json!(9)), json!(-32602)),
+        "{report}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("server: this println! lands on stderr"),
+        "{report}"
+    );
+    assert!(!text.contains("println!"), "{report}");
 }
