@@ -185,6 +185,11 @@ mod mcp {
             // 2026-07-28: every result says it is complete and names the server.
             result["resultType"] = json!("complete");
             result["_meta"] = json!({"io.modelcontextprotocol/serverInfo": info});
+            if matches!(method.as_str(), "server/discover" | "tools/list") {
+                // Cacheable results say for how long, and for whom.
+                result["ttlMs"] = json!(3_600_000);
+                result["cacheScope"] = json!("public");
+            }
         }
         Ok(result)
     }

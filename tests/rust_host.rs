@@ -635,6 +635,7 @@ fn the_rust_server_answers_line_by_line() {
         format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"add","arguments":{{"a":1}},{META}}}}}"#),
         r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#.to_owned(),
         r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.to_owned(),
+        format!(r#"{{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{{{META}}}}}"#),
     ];
     let mut child = std::process::Command::new(example("server"))
         .stdin(Stdio::piped())
@@ -659,7 +660,7 @@ fn the_rust_server_answers_line_by_line() {
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}\n{report}")))
         .collect();
-    assert_eq!(replies.len(), 10, "{report}"); // the notification has none
+    assert_eq!(replies.len(), 11, "{report}"); // the notification has none
     assert!(
         lines[0].starts_with(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"#),
         "{report}"
@@ -696,6 +697,17 @@ fn the_rust_server_answers_line_by_line() {
         error(&replies[9]),
         (Some(json!(9)), json!(-32602)),
         "{report}"
+    );
+    // A 2026-07-28 list is cacheable: it says for how long and for whom.
+    let list = &replies[10]["result"];
+    assert_eq!(list["tools"][1]["name"], "add", "{report}");
+    assert_eq!(
+        (&list["ttlMs"], &list["cacheScope"]),
+        (&json!(3_600_000), &json!("public"))
+    );
+    assert_eq!(
+        list["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "mcp-stdio-rust-server"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

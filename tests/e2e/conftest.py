@@ -19,6 +19,8 @@ HOST = REPO_ROOT / "target" / "demo" / "mcp_host"
 # the C host's session and output, on the options they have.
 RUST_HOSTS = [REPO_ROOT / "target" / "release" / "examples" / n for n in ("host", "tokio_host")]
 SERVER = REPO_ROOT / "target" / "demo" / "mcp_server"
+# The Rust server (examples/server.rs), built by run.sh.
+RUST_SERVER = REPO_ROOT / "target" / "release" / "examples" / "server"
 PYTHON = sys.executable  # the venv's python, which has the mcp SDK
 
 # The server-everything and server-filesystem entry points (node + file, so

@@ -90,9 +90,9 @@ bash "$repo_root/scripts/demo.sh" >"$deps/demo.log" 2>&1 || {
 }
 tail -n 1 "$deps/demo.log"
 
-# The Rust hosts, against the release library demo.sh just built.
-echo "== cargo build --release --example host --example tokio_host"
-(cd "$repo_root" && cargo build --release --example host --example tokio_host)
+# The Rust hosts and the Rust server.
+echo "== cargo build --release --example host --example tokio_host --example server"
+(cd "$repo_root" && cargo build --release --example host --example tokio_host --example server)
 
 echo "== pytest tests/e2e"
 cd "$e2e_dir"
