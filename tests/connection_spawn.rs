@@ -499,17 +499,23 @@ fn a_server_that_never_reads_its_stdin() {
     assert!(reaped(pid));
 }
 
-#[test]
-fn a_server_that_ignores_sigterm_is_killed_at_twice_the_grace() {
-    let _g = shared();
-    // The shell says when its trap is set (a SIGTERM before it would kill
-    // it, and this would test nothing).
+/// A server that ignores SIGTERM and sleeps, once its trap is set (it says
+/// so on stderr: a SIGTERM before would kill it, and the test would test
+/// nothing); and its pid.
+fn spawn_ignoring_sigterm() -> (Connection, u32) {
     let mut conn = spawn(&sh("trap '' TERM; echo ready >&2; exec sleep 1000"));
     let pid = conn.pid().unwrap();
     assert_eq!(
         next(&mut conn, Some(Duration::from_secs(10))),
         Some(Ev::Stderr(b"ready".to_vec()))
     );
+    (conn, pid)
+}
+
+#[test]
+fn a_server_that_ignores_sigterm_is_killed_at_twice_the_grace() {
+    let _g = shared();
+    let (mut conn, pid) = spawn_ignoring_sigterm();
     let closing = Instant::now();
     conn.close(GRACE).unwrap();
     let out = run_to_closed(&mut conn, Duration::from_secs(5));
@@ -675,12 +681,7 @@ fn dropping_an_open_connection_ends_a_well_behaved_server() {
 #[test]
 fn dropping_an_open_connection_kills_a_server_that_ignores_sigterm() {
     let _g = shared();
-    let mut conn = spawn(&sh("trap '' TERM; echo ready >&2; exec sleep 1000"));
-    let pid = conn.pid().unwrap();
-    assert_eq!(
-        next(&mut conn, Some(Duration::from_secs(10))),
-        Some(Ev::Stderr(b"ready".to_vec()))
-    );
+    let (mut conn, pid) = spawn_ignoring_sigterm();
     let dropping = Instant::now();
     drop(conn);
     let took = dropping.elapsed();
