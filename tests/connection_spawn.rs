@@ -681,7 +681,7 @@ fn dropping_an_open_connection_ends_a_well_behaved_server() {
 #[test]
 fn dropping_an_open_connection_kills_a_server_that_ignores_sigterm() {
     let _g = shared();
-    let (mut conn, pid) = spawn_ignoring_sigterm();
+    let (conn, pid) = spawn_ignoring_sigterm();
     let dropping = Instant::now();
     drop(conn);
     let took = dropping.elapsed();
