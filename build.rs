@@ -1,4 +1,15 @@
-//! Generates the C header from the FFI layer, and gives the shared library its SONAME.
+//! Chooses the platform calls the OS layer is built on, generates the C
+//! header from the FFI layer, and gives the shared library its SONAME.
+//!
+//! The cfg `linux_apis` is set on Linux and Android: the OS layer then uses
+//! the calls only Linux has where portable POSIX has another way (a pidfd
+//! to see a server's exit and signal its group, an eventfd to wake a
+//! waiting thread, epoll for `Connection::poll_fd`, close_range). Without
+//! it (macOS and the BSDs, or Linux built with the environment variable
+//! `MCP_STDIO_PORTABLE_POSIX=1`) it keeps to portable POSIX: the build
+//! that runs on macOS, which the tests run on Linux too, so that the macOS
+//! code path is not only compiled. (`PR_SET_PDEATHSIG`, behind
+//! `kill_on_host_exit`, has no other way: it stays wherever Linux is.)
 //!
 //! The header goes to `$OUT_DIR/mcp_stdio.h`; the committed copy in
 //! `include/` is checked against it by a test (see `src/ffi/tests.rs`), which
@@ -10,12 +21,27 @@ use std::env;
 #[cfg(feature = "capi")]
 use std::path::PathBuf;
 
-/// Without the `capi` feature there is no C ABI: nothing to generate or link.
-#[cfg(not(feature = "capi"))]
-fn main() {}
+fn main() {
+    platform_cfgs();
+    // Without the `capi` feature there is no C ABI: nothing to generate or link.
+    #[cfg(feature = "capi")]
+    capi();
+}
+
+/// Sets `linux_apis` where the Linux-only calls are to be used.
+fn platform_cfgs() {
+    println!("cargo:rustc-check-cfg=cfg(linux_apis)");
+    println!("cargo:rerun-if-env-changed=MCP_STDIO_PORTABLE_POSIX");
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let portable =
+        std::env::var_os("MCP_STDIO_PORTABLE_POSIX").is_some_and(|v| !v.is_empty() && v != "0");
+    if (os == "linux" || os == "android") && !portable {
+        println!("cargo:rustc-cfg=linux_apis");
+    }
+}
 
 #[cfg(feature = "capi")]
-fn main() {
+fn capi() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=build.rs");

@@ -21,10 +21,10 @@
 //! (which waits for the server's end: 2 s at most, 5 s for a server that
 //! ignores SIGTERM) goes to `spawn_blocking`.
 
-#[cfg(target_os = "linux")]
+#[cfg(linux_apis)]
 mod session;
 
-#[cfg(target_os = "linux")]
+#[cfg(linux_apis)]
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
     use mcp_stdio::Connection;
@@ -55,7 +55,7 @@ async fn main() -> std::process::ExitCode {
         .unwrap_or(ExitCode::FAILURE)
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(linux_apis)]
 mod linux {
     use std::process::ExitCode;
     use std::time::Duration;
@@ -126,8 +126,11 @@ mod linux {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(linux_apis))]
 fn main() {
-    eprintln!("tokio_host: needs Linux (the connection's epoll descriptor); see examples/host.rs");
+    eprintln!(
+        "tokio_host: needs Connection::poll_fd, which this build lacks (Linux has it); \
+         see examples/host.rs"
+    );
     std::process::exit(2);
 }

@@ -23,12 +23,16 @@
 #               when only some steps are asked for.
 #
 #   lint        cargo fmt --check, cargo clippy -D warnings (also with
-#               panic injection, and without the C ABI feature), cargo doc
-#               with warnings denied (with and without the C ABI feature)
+#               panic injection, without the C ABI feature, and for macOS on
+#               Apple silicon and Intel and for iOS: compiled, not run), cargo
+#               doc with warnings denied (with and without the C ABI feature)
 #   rust        cargo test: Rust unit, property and doc tests, the POSIX I/O
 #               helpers, and (tests/c_abi/) the C and C++ tests against the
 #               shared and the static library, under valgrind and ASan+UBSan,
 #               the header as C99/C11/C++11, exported symbols, SONAME
+#   posix       the OS layer's tests on the portable POSIX build
+#               (MCP_STDIO_PORTABLE_POSIX=1: no pidfd, eventfd, epoll or
+#               close_range; the code path macOS runs), here on Linux
 #   stress      release: the hostile-input catalogue and the stress tests (1 GiB
 #               unterminated line, 10,000 readers, 8 threads, a 300 MB soak)
 #   miri        the FFI layer under Miri (Stacked and Tree Borrows)
@@ -61,6 +65,8 @@ packages=(
     golang-go                                               # Go binding (Go 1.19)
     libsimdjson-dev                                         # the benchmark's simdjson peer
 )
+# Rust targets lint compiles for (rustup downloads their standard library).
+apple_targets=(aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios)
 can_make_venvs() { python3 -c 'import ensurepip, venv' >/dev/null 2>&1; }
 setup() {
     local p pkgs=("${packages[@]}") missing=() sudo=()
@@ -105,6 +111,14 @@ setup() {
         echo "setup: installing the nightly toolchain"
         rustup toolchain install nightly --profile minimal || return 1
     fi
+    local targets
+    targets=$(rustup target list --installed 2>/dev/null)
+    for p in "${apple_targets[@]}"; do
+        if ! grep -qx "$p" <<<"$targets"; then
+            echo "setup: adding the Rust target $p (lint compiles for it)"
+            rustup target add "$p" || return 1
+        fi
+    done
     if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
         echo "setup: adding rust-src to the nightly toolchain"
         rustup component add rust-src --toolchain nightly || return 1
@@ -121,7 +135,11 @@ lint() {
         cargo clippy --all-targets --features panic-injection -- -D warnings &&
         cargo clippy --all-targets --no-default-features -- -D warnings &&
         RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet &&
-        RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --no-default-features
+        RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --no-default-features &&
+        for target in "${apple_targets[@]}"; do
+            echo "== cargo clippy --all-targets --target $target"
+            cargo clippy --quiet --all-targets --target "$target" -- -D warnings || return 1
+        done
 }
 # Also the crate as Rust users without the C ABI get it (default-features = false).
 # Then the suites that validate JSON again at the SIMD levels the first run
@@ -135,6 +153,14 @@ rust() {
         echo "== the validating suites at MCP_STDIO_SIMD=$level"
         MCP_STDIO_SIMD=$level cargo test -q "${simd_suites[@]}" || return 1
     done
+}
+# The OS layer's suites, and the hosts, on the portable POSIX build (its own
+# target directory: the default build keeps its artefacts).
+posix_suites=(--lib --test connection_spawn --test connection_deadlines --test transport_spawn
+    --test transport_socketpair --test transport_threads --test posix_io --test posix_signals
+    --test sigpipe_pending --test capi_transport_no_alloc --test rust_host)
+posix() {
+    MCP_STDIO_PORTABLE_POSIX=1 CARGO_TARGET_DIR=target/posix cargo test "${posix_suites[@]}"
 }
 stress() { cargo test --release --test hostile --test 'stress_*' -- --nocapture; }
 miri() { bash scripts/miri.sh; }
@@ -158,7 +184,7 @@ bench_smoke() {
     BENCH_SIZE_MB=1 BENCH_RUNS=1 BENCH_SLICE_MB=0.25 BENCH_ENCODE_MB=1 bash bench/run.sh
 }
 
-all=(lint rust stress miri tsan demo swift packaging cpp go_binding e2e fuzz bench_smoke)
+all=(lint rust posix stress miri tsan demo swift packaging cpp go_binding e2e fuzz bench_smoke)
 steps=()
 for step in "${@:-${all[@]}}"; do
     [ "$step" = setup ] || steps+=("$step")

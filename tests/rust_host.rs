@@ -31,8 +31,14 @@ use toolchain::run::{report, run};
 use toolchain::sources::manifest_dir;
 use toolchain::work_dir::WorkDir;
 
-/// The Rust hosts under test.
-const HOSTS: [&str; 2] = ["host", "tokio_host"];
+/// The Rust hosts under test. The tokio host waits on
+/// `Connection::poll_fd`, which the portable POSIX build
+/// (`MCP_STDIO_PORTABLE_POSIX=1`, macOS's code path run on Linux) does not
+/// have yet: there it exits with status 2 and is left out.
+#[cfg(linux_apis)]
+const HOSTS: &[&str] = &["host", "tokio_host"];
+#[cfg(not(linux_apis))]
+const HOSTS: &[&str] = &["host"];
 
 /// target/<profile>/: this test binary is target/<profile>/deps/rust_host-<hash>.
 fn profile_dir() -> PathBuf {
@@ -234,7 +240,7 @@ fn run_host(name: &str, args: &[&str]) -> (Output, Transcript, String) {
 fn hosts_run_the_demo_session_in_2026_07_28() {
     let work = WorkDir::new("rust_host_demo");
     let server = build_example_server(&work);
-    for host in HOSTS {
+    for &host in HOSTS {
         let (out, t, report) = run_host(host, &[server.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{report}");
         assert_eq!(
@@ -285,7 +291,7 @@ fn hosts_call_the_tool_asked_for() {
     let server = build_example_server(&work);
     let text = "h\u{e9}llo \u{2713}\nline two\twith a \\ backslash";
     let args = json!({ "text": text }).to_string();
-    for host in HOSTS {
+    for &host in HOSTS {
         let (out, t, report) = run_host(
             host,
             &["--call", "echo", &args, "--", server.to_str().unwrap()],
@@ -311,7 +317,7 @@ fn hosts_call_the_tool_asked_for() {
 fn hosts_report_a_failed_call() {
     let work = WorkDir::new("rust_host_failed");
     let server = build_example_server(&work);
-    for host in HOSTS {
+    for &host in HOSTS {
         let (out, t, report) = run_host(
             host,
             &["--call", "no-such-tool", "{}", server.to_str().unwrap()],
@@ -348,7 +354,7 @@ fn hosts_fall_back_to_initialize() {
     let work = WorkDir::new("rust_host_legacy");
     let script = work.path("legacy_server.py");
     std::fs::write(&script, LEGACY_SERVER).expect("write the legacy server");
-    for host in HOSTS {
+    for &host in HOSTS {
         let (out, t, report) = run_host(host, &["python3", script.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{report}");
         assert_eq!(
@@ -418,7 +424,7 @@ fn hosts_fall_back_when_the_probe_is_not_answered() {
     let script = work.path("legacy_server.py");
     std::fs::write(&script, LEGACY_SERVER).expect("write the legacy server");
     let script = script.to_str().unwrap();
-    for host in HOSTS {
+    for &host in HOSTS {
         let started = Instant::now();
         let args = ["--timeout", "1", "python3", script, "--silent-discover"];
         let (out, t, report) = run_host(host, &args);
@@ -456,7 +462,7 @@ fn hosts_stop_a_server_that_does_not_exit() {
     let script = work.path("legacy_server.py");
     std::fs::write(&script, LEGACY_SERVER).expect("write the legacy server");
     let stubborn = format!("trap '' TERM; python3 {}; exec sleep 30", script.display());
-    for host in HOSTS {
+    for &host in HOSTS {
         for allow_kill in [true, false] {
             let mut args = vec!["--shutdown-timeout", "0.3", "sh", "-c", &stubborn];
             if allow_kill {
@@ -489,7 +495,7 @@ fn hosts_stop_a_server_that_does_not_exit() {
 /// A server that cannot be started: the summary says nothing was done.
 #[test]
 fn hosts_report_a_server_that_cannot_start() {
-    for host in HOSTS {
+    for &host in HOSTS {
         let (out, t, report) = run_host(host, &["/nonexistent/mcp-server"]);
         assert_eq!(out.status.code(), Some(1), "{report}");
         assert_eq!(
@@ -594,7 +600,7 @@ fn readme_host_calls_a_tool() {
 #[test]
 fn the_rust_server_serves_the_rust_hosts() {
     let server = example("server");
-    for host in HOSTS {
+    for &host in HOSTS {
         let (out, t, report) = run_host(host, &[server.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{report}");
         assert_eq!(

@@ -105,7 +105,7 @@ pub struct Connection {
     /// that a [`Sender`] can send (answer) while the caller holds the event.
     event: event::EventData,
     /// The descriptor an event loop waits on, made when first asked for.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(linux_apis)]
     poll_fd: std::sync::OnceLock<poll::PollFd>,
 }
 
@@ -380,7 +380,7 @@ impl Connection {
                 shared: Shared::new(inner),
             },
             event: event::EventData::default(),
-            #[cfg(any(target_os = "linux", target_os = "android"))]
+            #[cfg(linux_apis)]
             poll_fd: std::sync::OnceLock::new(),
         }
     }
@@ -458,7 +458,7 @@ impl Connection {
             Taken::Event(Ok(())) => Ok(Some(self.event.event())),
             Taken::Event(Err(e)) => Err(e),
             Taken::NoMessage => {
-                #[cfg(any(target_os = "linux", target_os = "android"))]
+                #[cfg(linux_apis)]
                 if let Some(poll_fd) = self.poll_fd.get() {
                     poll_fd.sync(self.shared())?;
                 }
@@ -490,7 +490,7 @@ impl Connection {
     /// older safe constructors (`try_with_interest`, deprecated since tokio
     /// 1.53 because a type in general cannot promise it) are sound for a
     /// `Connection`.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(linux_apis)]
     pub fn poll_fd(&self) -> Result<std::os::fd::BorrowedFd<'_>, Error> {
         if let Some(poll_fd) = self.poll_fd.get() {
             return Ok(poll_fd.fd());
@@ -618,7 +618,7 @@ impl Connection {
 /// # Panics
 /// When the descriptor cannot be made (no descriptor left); call
 /// [`Connection::poll_fd`] first to have that as an error.
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 impl std::os::fd::AsFd for Connection {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         match self.poll_fd() {
@@ -630,7 +630,7 @@ impl std::os::fd::AsFd for Connection {
 
 /// [`Connection::poll_fd`], for APIs that take raw descriptors (tokio's
 /// `AsyncFd`). Panics as `as_fd`.
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 impl std::os::fd::AsRawFd for Connection {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsFd;

@@ -96,7 +96,7 @@ impl Shared {
 
 /// The one descriptor an event loop waits on for a whole connection
 /// (Linux): an epoll set kept equal to what the connection waits on.
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 #[derive(Debug)]
 pub(super) struct PollFd {
     epoll: crate::sys::unix::epoll::Epoll,
@@ -104,7 +104,7 @@ pub(super) struct PollFd {
     watched: std::sync::Mutex<Vec<(std::os::fd::RawFd, libc::c_short)>>,
 }
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 impl PollFd {
     pub(super) fn new() -> Result<PollFd, Error> {
         Ok(PollFd {

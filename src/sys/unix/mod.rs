@@ -10,7 +10,7 @@
 //! - `epoll.rs` (Linux): one descriptor that stands for a set;
 //! - `write_all.rs`: a whole buffer written, with a deadline, no SIGPIPE.
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 pub(crate) mod epoll;
 pub(crate) mod fd;
 pub(crate) mod process;

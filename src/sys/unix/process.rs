@@ -3,11 +3,17 @@
 //! to its process group (by number, or through its pidfd on Linux), and a
 //! short wait for its exit.
 
-use std::ffi::{c_int, c_uint};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::ffi::c_int;
+#[cfg(linux_apis)]
+use std::ffi::c_uint;
+#[cfg(linux_apis)]
+use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::time::Duration;
 
-use super::fd::{last_errno, move_above_stdio};
+use super::fd::last_errno;
+#[cfg(linux_apis)]
+use super::fd::move_above_stdio;
 
 /// What a child's parent can see of it without reaping it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,12 +82,12 @@ pub(crate) fn signal_group(pgid: libc::pid_t, signal: c_int) {
 
 /// `pidfd_send_signal` flag (Linux 6.9): the signal goes to the process
 /// group the pidfd's process leads. (Not in the libc crate for every target.)
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 const PIDFD_SIGNAL_PROCESS_GROUP: c_uint = 1 << 2;
 
 /// A pidfd for `pid` (Linux 5.3+), close-on-exec and above descriptor 2, or
 /// `None` (an older kernel, another system, valgrind).
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 pub(crate) fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
     // SAFETY: the pidfd_open system call takes a pid and flags; it returns a
     // new descriptor (close-on-exec) or -1.
@@ -94,7 +100,7 @@ pub(crate) fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[cfg(not(linux_apis))]
 pub(crate) fn pidfd_open(_pid: libc::pid_t) -> Option<OwnedFd> {
     None
 }
@@ -103,9 +109,9 @@ pub(crate) fn pidfd_open(_pid: libc::pid_t) -> Option<OwnedFd> {
 /// it was started, whatever became of its number since (Linux 6.9+). False
 /// when the kernel cannot (EINVAL before 6.9) or the group is empty.
 pub(crate) fn pidfd_signal_group(pidfd: BorrowedFd<'_>, signal: c_int) -> bool {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(linux_apis)]
     return pidfd_send_signal(pidfd, signal, PIDFD_SIGNAL_PROCESS_GROUP);
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    #[cfg(not(linux_apis))]
     return {
         let _ = (pidfd, signal);
         false
@@ -114,13 +120,13 @@ pub(crate) fn pidfd_signal_group(pidfd: BorrowedFd<'_>, signal: c_int) -> bool {
 
 /// Sends `signal` to the pidfd's process only (nothing once it is reaped).
 pub(crate) fn pidfd_signal(pidfd: BorrowedFd<'_>, signal: c_int) {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(linux_apis)]
     pidfd_send_signal(pidfd, signal, 0);
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    #[cfg(not(linux_apis))]
     let _ = (pidfd, signal);
 }
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(linux_apis)]
 fn pidfd_send_signal(pidfd: BorrowedFd<'_>, signal: c_int, flags: c_uint) -> bool {
     // SAFETY: the system call takes a descriptor, a signal number, a NULL
     // siginfo (the kernel fills one as kill(2) does) and flags.

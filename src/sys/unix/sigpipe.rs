@@ -95,7 +95,7 @@ impl SigpipeGuard {
 /// leaving the write's signal pending is the safe mistake, taking the
 /// caller's would lose it.
 fn pending_for_this_thread() -> bool {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(linux_apis)]
     if let Ok(status) = std::fs::read_to_string("/proc/thread-self/status") {
         let mask = status
             .lines()

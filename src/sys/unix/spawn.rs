@@ -48,7 +48,7 @@ pub(crate) fn prepare_child(command: &mut Command, kill_on_host_exit: bool) {
 /// fork and exec (async-signal-safe calls only), so that none of the host's
 /// leaks into the server, whatever flags the host gave them.
 fn close_on_exec_from_3() {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(linux_apis)]
     {
         const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
         // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only sets flags.

@@ -17,7 +17,7 @@ pub(crate) struct Wake {
 
 impl Wake {
     /// A new channel, close-on-exec and non-blocking.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(linux_apis)]
     pub(crate) fn new() -> io::Result<Wake> {
         // SAFETY: eventfd creates a descriptor; no pointers.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
@@ -34,7 +34,7 @@ impl Wake {
     }
 
     /// A new channel, close-on-exec and non-blocking.
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    #[cfg(not(linux_apis))]
     pub(crate) fn new() -> io::Result<Wake> {
         let mut fds = [0 as c_int; 2];
         // SAFETY: pipe writes two descriptors into the array.
