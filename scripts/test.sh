@@ -9,14 +9,17 @@
 #               libasan8, libubsan1 (the C ABI tests), clang (the Swift module
 #               map), cmake, pkg-config, libgtest-dev (install, consumers, the
 #               C++ tests), golang-go (the Go binding, Go 1.19),
-#               libsimdjson-dev (the benchmark's simdjson peer), and
+#               libsimdjson-dev (the benchmark's simdjson peer), wine64 and
+#               gcc-mingw-w64-x86-64 (the Windows build under Wine), and
 #               python3-venv if python3 cannot make venvs (e2e). As root
 #               directly; otherwise with sudo if it works without a password;
 #               otherwise it names the missing packages and the command to
 #               install them, and fails (without dpkg, not Debian, it says so
 #               and checks none). With rustup: rustfmt and clippy on
 #               the default toolchain (lint), the nightly toolchain and its
-#               rust-src component (tsan's -Zbuild-std). Checks that node,
+#               rust-src component (tsan's -Zbuild-std), the targets
+#               aarch64-apple-darwin, x86_64-apple-darwin, aarch64-apple-ios
+#               (lint) and x86_64-pc-windows-gnu (windows). Checks that node,
 #               npm and python3 are there (e2e; the machine image has them).
 #               Not here: miri (scripts/miri.sh adds it) and cargo-fuzz
 #               (fuzz/run.sh installs it). The whole list is installed even
@@ -33,6 +36,9 @@
 #   posix       the OS layer's tests on the portable POSIX build
 #               (MCP_STDIO_PORTABLE_POSIX=1: no pidfd, eventfd, epoll or
 #               close_range; the code path macOS runs), here on Linux
+#   windows     the crate built for x86_64-pc-windows-gnu (mingw-w64) and
+#               the Rust tests that apply to Windows run under Wine
+#               (scripts/windows.sh)
 #   stress      release: the hostile-input catalogue and the stress tests (1 GiB
 #               unterminated line, 10,000 readers, 8 threads, a 300 MB soak)
 #   miri        the FFI layer under Miri (Stacked and Tree Borrows)
@@ -64,9 +70,12 @@ packages=(
     cmake pkg-config libgtest-dev                           # install, consumers, C++ tests
     golang-go                                               # Go binding (Go 1.19)
     libsimdjson-dev                                         # the benchmark's simdjson peer
+    wine64 gcc-mingw-w64-x86-64                             # the Windows build, under Wine
 )
-# Rust targets lint compiles for (rustup downloads their standard library).
+# Rust targets lint compiles for, and the Windows one the windows step runs
+# under Wine (rustup downloads their standard libraries).
 apple_targets=(aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios)
+rust_targets=("${apple_targets[@]}" x86_64-pc-windows-gnu)
 can_make_venvs() { python3 -c 'import ensurepip, venv' >/dev/null 2>&1; }
 setup() {
     local p pkgs=("${packages[@]}") missing=() sudo=()
@@ -113,9 +122,9 @@ setup() {
     fi
     local targets
     targets=$(rustup target list --installed 2>/dev/null)
-    for p in "${apple_targets[@]}"; do
+    for p in "${rust_targets[@]}"; do
         if ! grep -qx "$p" <<<"$targets"; then
-            echo "setup: adding the Rust target $p (lint compiles for it)"
+            echo "setup: adding the Rust target $p"
             rustup target add "$p" || return 1
         fi
     done
@@ -162,6 +171,7 @@ posix_suites=(--lib --test connection_spawn --test connection_deadlines --test t
 posix() {
     MCP_STDIO_PORTABLE_POSIX=1 CARGO_TARGET_DIR=target/posix cargo test "${posix_suites[@]}"
 }
+windows() { bash scripts/windows.sh; }
 stress() { cargo test --release --test hostile --test 'stress_*' -- --nocapture; }
 miri() { bash scripts/miri.sh; }
 tsan() {
@@ -184,7 +194,7 @@ bench_smoke() {
     BENCH_SIZE_MB=1 BENCH_RUNS=1 BENCH_SLICE_MB=0.25 BENCH_ENCODE_MB=1 bash bench/run.sh
 }
 
-all=(lint rust posix stress miri tsan demo swift packaging cpp go_binding e2e fuzz bench_smoke)
+all=(lint rust posix windows stress miri tsan demo swift packaging cpp go_binding e2e fuzz bench_smoke)
 steps=()
 for step in "${@:-${all[@]}}"; do
     [ "$step" = setup ] || steps+=("$step")
