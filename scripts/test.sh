@@ -26,8 +26,9 @@
 #               when only some steps are asked for.
 #
 #   lint        cargo fmt --check, cargo clippy -D warnings (also with
-#               panic injection, without the C ABI feature, and for macOS on
-#               Apple silicon and Intel and for iOS: compiled, not run), cargo
+#               panic injection, without the C ABI feature, for macOS on
+#               Apple silicon and Intel and for iOS: compiled, not run; and
+#               the library for Windows), cargo
 #               doc with warnings denied (with and without the C ABI feature)
 #   rust        cargo test: Rust unit, property and doc tests, the POSIX I/O
 #               helpers, and (tests/c_abi/) the C and C++ tests against the
@@ -148,7 +149,9 @@ lint() {
         for target in "${apple_targets[@]}"; do
             echo "== cargo clippy --all-targets --target $target"
             cargo clippy --quiet --all-targets --target "$target" -- -D warnings || return 1
-        done
+        done &&
+        # Windows: the library (the windows step builds and runs its tests).
+        cargo clippy --quiet --lib --target x86_64-pc-windows-gnu -- -D warnings
 }
 # Also the crate as Rust users without the C ABI get it (default-features = false).
 # Then the suites that validate JSON again at the SIMD levels the first run
