@@ -7,10 +7,14 @@
 //! - `server.rs`: its supervision (stderr drained, exit noticed, the
 //!   shutdown sequence, the transport's core told when it is gone);
 //! - `child.rs`: noticing its exit, the shutdown signals and reaping;
-//! - `stderr.rs`: its stderr as lines, always drained and bounded.
+//! - `stderr.rs`: its stderr as lines, always drained and bounded;
+//! - `windows/`: the Windows backend's pure logic (the command line), for
+//!   now built for the tests only, on every platform.
 
 pub(crate) mod child;
 pub(crate) mod command;
 pub(crate) mod server;
 pub(crate) mod spawn;
 pub(crate) mod stderr;
+#[cfg(test)]
+pub(crate) mod windows;

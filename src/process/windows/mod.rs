@@ -1,0 +1,6 @@
+//! What starting a process on Windows needs that is pure logic, so it is
+//! compiled and tested on every platform:
+//! - `cmdline.rs`: the command line, for programs and for batch files
+//!   through `cmd.exe`, escaped so that no argument can inject a command.
+
+pub(crate) mod cmdline;
