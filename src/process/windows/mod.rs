@@ -3,7 +3,10 @@
 //! - `cmdline.rs`: the command line, for programs and for batch files
 //!   through `cmd.exe`, escaped so that no argument can inject a command;
 //! - `lookup.rs`: the program found in the server's `PATH` with `PATHEXT`
-//!   (`npx` is `npx.cmd`), and whether it is a batch file.
+//!   (`npx` is `npx.cmd`), and whether it is a batch file;
+//! - `env.rs`: the server's environment (the default allow-list, overlays
+//!   whatever the case of a name) and the block `CreateProcessW` takes.
 
 pub(crate) mod cmdline;
+pub(crate) mod env;
 pub(crate) mod lookup;
