@@ -9,8 +9,9 @@
 #               libasan8, libubsan1 (the C ABI tests), clang (the Swift module
 #               map), cmake, pkg-config, libgtest-dev (install, consumers, the
 #               C++ tests), golang-go (the Go binding, Go 1.19),
-#               libsimdjson-dev (the benchmark's simdjson peer), wine64 and
-#               gcc-mingw-w64-x86-64 (the Windows build under Wine), and
+#               libsimdjson-dev (the benchmark's simdjson peer), wine64,
+#               gcc- and g++-mingw-w64-x86-64 (the Windows build under
+#               Wine), and
 #               python3-venv if python3 cannot make venvs (e2e). As root
 #               directly; otherwise with sudo if it works without a password;
 #               otherwise it names the missing packages and the command to
@@ -71,7 +72,7 @@ packages=(
     cmake pkg-config libgtest-dev                           # install, consumers, C++ tests
     golang-go                                               # Go binding (Go 1.19)
     libsimdjson-dev                                         # the benchmark's simdjson peer
-    wine64 gcc-mingw-w64-x86-64                             # the Windows build, under Wine
+    wine64 gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64        # the Windows build, under Wine
 )
 # Rust targets lint compiles for, and the Windows one the windows step runs
 # under Wine (rustup downloads their standard libraries).

@@ -12,10 +12,12 @@
 # the prefix's system32, where children started under Wine find it too.
 #
 # What runs: the reader, the encoder, the envelope, the JSON-RPC classifier,
-# the transport's state machine and the memory transport (their unit,
-# property and allocation tests, and the C ABI's in-process tests). The
-# transport's OS layer has no Windows backend yet, so nothing that spawns or
-# does I/O runs here.
+# the transport's state machine and the memory transport: their Rust tests
+# (unit, property and allocation tests, the C ABI's in-process tests), and
+# the C tests of tests/c that need no POSIX, built with mingw-w64 against
+# the DLL (through its import library) and against the static library. The
+# C++ wrapper is compiled with mingw's g++. The transport's OS layer has no
+# Windows backend yet, so nothing that spawns or does I/O runs here.
 set -euo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 
@@ -48,6 +50,43 @@ suites=(--lib --test reader --test encode --test envelope --test jsonrpc --test 
 status=0
 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
     cargo test --target x86_64-pc-windows-gnu "${suites[@]}" || status=$?
+
+# The C tests that need no POSIX, against the DLL and the static library
+# this cargo test built (target/x86_64-pc-windows-gnu/debug), each run from
+# a directory of its own: the DLL beside the one that needs it, none beside
+# the static one.
+c_tests=(test_args test_encode test_envelope test_flags_jsonrpc test_limits test_meta test_reader)
+lib=target/x86_64-pc-windows-gnu/debug
+out=target/wine-c
+rm -rf "$out" && mkdir -p "$out/dll" "$out/static"
+cp "$lib/mcp_stdio.dll" "$out/dll/"
+native_libs=(-lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp) # cargo's native-static-libs
+for t in "${c_tests[@]}"; do
+    for kind in dll static; do
+        exe="$out/$kind/$t.exe"
+        if [ "$kind" = dll ]; then
+            link=("$lib/libmcp_stdio.dll.a")
+        else
+            link=("$lib/libmcp_stdio.a" "${native_libs[@]}")
+        fi
+        if ! x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -Iinclude "tests/c/$t.c" \
+            "${link[@]}" -o "$exe"; then
+            echo "windows: $t ($kind): does not build"
+            status=1
+            continue
+        fi
+        if result=$(cd "$out/$kind" && timeout 300 "$wine" "./$t.exe" 2>&1); then
+            echo "windows: $t ($kind): $(tail -n 1 <<<"$result")"
+        else
+            printf '%s\nwindows: %s (%s): FAILED\n' "$result" "$t" "$kind"
+            status=1
+        fi
+    done
+done
+# The C++17 wrapper, as mingw's g++ compiles it.
+printf '#include "mcp_stdio.hpp"\nint main() { mcp::LineReader r; return r.next() ? 1 : 0; }\n' >"$out/hpp.cpp"
+x86_64-w64-mingw32-g++ -std=c++17 -Wall -Wextra -Werror -Iinclude -c "$out/hpp.cpp" -o "$out/hpp.o" ||
+    { echo "windows: mcp_stdio.hpp does not compile with mingw g++"; status=1; }
 # Nothing of the prefix's left running: its wineserver and services end now.
 wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
 "$wineserver" -k 2>/dev/null || true
