@@ -62,9 +62,8 @@ static inline McpStatus conn_next_event(conn_t t, McpEvent *ev) {
 }
 // The milliseconds to the next deadline (-1: none).
 static inline int32_t conn_next_deadline(conn_t t) {
-	size_t n = 0;
 	int32_t ms = -1;
-	if (mcp_transport_poll_fds((McpTransport *)t, NULL, 0, &n, &ms) != MCP_STATUS_OK) {
+	if (mcp_transport_next_deadline((McpTransport *)t, &ms) != MCP_STATUS_OK) {
 		return -1;
 	}
 	return ms;

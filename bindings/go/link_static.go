@@ -1,4 +1,4 @@
-//go:build !mcpstdio_pkgconfig && !mcpstdio_pkgconfig_static
+//go:build !windows && !mcpstdio_pkgconfig && !mcpstdio_pkgconfig_static
 
 package mcpstdio
 
