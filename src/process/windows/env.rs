@@ -31,26 +31,14 @@ pub(crate) const DEFAULT_ENV: [&str; 16] = [
     "WINDIR",
 ];
 
+use super::ascii_upper;
+
 /// A variable, as UTF-16 name and value.
 pub(crate) type Var = (Vec<u16>, Vec<u16>);
 
-fn upper(text: &[u16]) -> Vec<u16> {
-    // Windows compares names by upper-casing them; ASCII is what matters
-    // for every name that occurs in practice.
-    text.iter()
-        .map(|&c| {
-            if (b'a' as u16..=b'z' as u16).contains(&c) {
-                c - 32
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
 /// The names are one variable.
 pub(crate) fn same_name(a: &[u16], b: &[u16]) -> bool {
-    a.len() == b.len() && upper(a) == upper(b)
+    a.len() == b.len() && ascii_upper(a) == ascii_upper(b)
 }
 
 /// The variables of `host` whose names are in the default allow-list.
@@ -86,7 +74,7 @@ pub(crate) enum BadVar {
 /// The environment block for `CreateProcessW` (`CREATE_UNICODE_ENVIRONMENT`).
 pub(crate) fn block(vars: &[Var]) -> Result<Vec<u16>, BadVar> {
     let mut sorted: Vec<&Var> = vars.iter().collect();
-    sorted.sort_by_key(|(name, _)| upper(name));
+    sorted.sort_by_key(|(name, _)| ascii_upper(name));
     let mut block = Vec::new();
     for (name, value) in sorted {
         // A leading `=` is allowed: cmd.exe's per-drive directories (`=C:`).

@@ -20,6 +20,8 @@
 //! (its mode and overlays), else the host's. Pure logic over UTF-16 text
 //! and a question "is this a file?", so it is tested on every platform.
 
+use super::ascii_upper;
+
 /// What `PATHEXT` is when the environment has none.
 const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 
@@ -42,18 +44,6 @@ fn has_drive(name: &[u16]) -> bool {
 fn is_absolute(name: &[u16]) -> bool {
     name.first().is_some_and(|&c| is_separator(c))
         || (has_drive(name) && name.get(2).is_some_and(|&c| is_separator(c)))
-}
-
-fn ascii_upper(text: &[u16]) -> Vec<u16> {
-    text.iter()
-        .map(|&c| {
-            if (b'a' as u16..=b'z' as u16).contains(&c) {
-                c - 32
-            } else {
-                c
-            }
-        })
-        .collect()
 }
 
 /// The extension of the last component, dot included (`.cmd`), if any.

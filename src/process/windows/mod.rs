@@ -10,3 +10,14 @@
 pub(crate) mod cmdline;
 pub(crate) mod env;
 pub(crate) mod lookup;
+
+/// `text` with ASCII letters upper-cased: how Windows compares variable
+/// names and file extensions (what matters in practice is ASCII).
+pub(crate) fn ascii_upper(text: &[u16]) -> Vec<u16> {
+    text.iter()
+        .map(|&c| match c {
+            0x61..=0x7a => c - 0x20,
+            _ => c,
+        })
+        .collect()
+}
