@@ -85,7 +85,7 @@ mod connection;
 #[cfg(unix)]
 #[forbid(unsafe_code)]
 mod process;
-#[cfg(unix)]
+#[cfg(any(unix, all(windows, test)))]
 mod sys;
 
 // The C boundary, with the `unsafe` of its pointers (the `capi` feature, on by

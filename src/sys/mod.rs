@@ -6,7 +6,10 @@
 //!
 //! - `unix/`: descriptors, the SIGPIPE guard, the wake-up channel, and a
 //!   child's exit, signals and reaping (POSIX, with Linux's pidfd where
-//!   there is one).
+//!   there is one);
+//! - `windows/`: the Windows backend's calls, as it is built (a Job Object).
 
 #[cfg(unix)]
 pub(crate) mod unix;
+#[cfg(windows)]
+pub(crate) mod windows;

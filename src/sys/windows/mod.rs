@@ -1,0 +1,10 @@
+//! Windows' platform calls (through `windows-sys`), each behind a safe
+//! function:
+//! - `job.rs`: a Job Object that holds a server and every process it
+//!   starts, and kills them all when it is closed or terminated.
+//!
+//! The Windows backend is being built: what is here is tested (under Wine)
+//! before the connection uses it.
+
+#[cfg(test)]
+pub(crate) mod job;
