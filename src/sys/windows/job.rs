@@ -59,6 +59,11 @@ impl Job {
         }
     }
 
+    /// The job's handle, for `PROC_THREAD_ATTRIBUTE_JOB_LIST`.
+    pub(crate) fn as_raw(&self) -> windows_sys::Win32::Foundation::HANDLE {
+        self.0.as_raw_handle()
+    }
+
     /// Ends every process in the job, each with `exit_code`.
     pub(crate) fn terminate(&self, exit_code: u32) -> io::Result<()> {
         // SAFETY: a live job handle, borrowed for the call.
@@ -67,6 +72,19 @@ impl Job {
             0 => Err(io::Error::last_os_error()),
             _ => Ok(()),
         }
+    }
+}
+
+/// Ends the one process `process` (one that could not be put in a job:
+/// nothing else may be left running).
+pub(crate) fn terminate_process(process: BorrowedHandle<'_>, exit_code: u32) -> io::Result<()> {
+    // SAFETY: a live process handle, borrowed for the call.
+    let ok = unsafe {
+        windows_sys::Win32::System::Threading::TerminateProcess(process.as_raw_handle(), exit_code)
+    };
+    match ok {
+        0 => Err(io::Error::last_os_error()),
+        _ => Ok(()),
     }
 }
 
