@@ -315,7 +315,8 @@ pub(crate) fn wait_any(
     let r = unsafe { WaitForMultipleObjects(raw.len() as u32, raw.as_ptr(), 0, ms) };
     match r {
         WAIT_TIMEOUT => Ok(None),
-        r if r >= WAIT_OBJECT_0 && r < WAIT_OBJECT_0 + raw.len() as u32 => {
+        // WAIT_OBJECT_0 is 0: any r below the count names a handle.
+        r if r.wrapping_sub(WAIT_OBJECT_0) < raw.len() as u32 => {
             Ok(Some((r - WAIT_OBJECT_0) as usize))
         }
         _ => Err(io::Error::last_os_error()),
