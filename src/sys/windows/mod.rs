@@ -6,7 +6,8 @@
 //!   inherited and the child in its job from the start;
 //! - `pipe.rs`: the pipes to the child (our ends overlapped, its ends
 //!   synchronous), overlapped reads and writes that own their memory, and
-//!   a wait for the first of several to complete, with a deadline.
+//!   a wait for the first of several to complete, with a deadline;
+//! - `wake.rs`: an event other threads set to wake that wait.
 //!
 //! The Windows backend is being built: what is here is tested (under Wine)
 //! before the connection uses it.
@@ -17,3 +18,5 @@ pub(crate) mod job;
 pub(crate) mod pipe;
 #[cfg(test)]
 pub(crate) mod spawn;
+#[cfg(test)]
+pub(crate) mod wake;

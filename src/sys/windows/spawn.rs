@@ -272,6 +272,30 @@ fn start(spawn: &Spawn<'_>, job: &Job, assign: Assign) -> io::Result<Started> {
     })
 }
 
+impl Started {
+    /// The exit code once the process has ended; `None` while it runs.
+    pub(crate) fn exit_code(&self) -> io::Result<Option<u32>> {
+        let mut code = 0u32;
+        // SAFETY: a live process handle; `code` is writable.
+        let ok = unsafe {
+            windows_sys::Win32::System::Threading::GetExitCodeProcess(
+                self.process.as_raw_handle(),
+                &mut code,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // STILL_ACTIVE (259) is also a code a process may exit with: the
+        // handle, signalled once it ended, tells which.
+        let ended = super::pipe::wait_any(
+            &[self.process.as_handle_ref()],
+            Some(std::time::Duration::ZERO),
+        )?;
+        Ok(ended.map(|_| code))
+    }
+}
+
 /// Borrowing an owned handle, in one word.
 trait HandleRef {
     fn as_handle_ref(&self) -> BorrowedHandle<'_>;
@@ -390,6 +414,7 @@ mod tests {
         out_read.read_to_string(&mut text).unwrap();
         assert_eq!(text.trim_end(), "hello");
         assert_eq!(exit_code(&started, Duration::from_secs(10)), Some(0));
+        assert_eq!(started.exit_code().unwrap(), Some(0));
         assert!(started.pid != 0);
     }
 
@@ -463,6 +488,7 @@ mod tests {
                 None,
                 "{assign:?}"
             );
+            assert_eq!(started.exit_code().unwrap(), None, "{assign:?}: running");
             job.terminate(9).unwrap();
             assert_eq!(
                 exit_code(&started, Duration::from_secs(10)),
