@@ -53,11 +53,12 @@ CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
     cargo test --target x86_64-pc-windows-gnu "${suites[@]}" || status=$?
 
 # The C tests that need no POSIX, against the DLL and the static library
-# this cargo test built (target/x86_64-pc-windows-gnu/debug), each run from
-# a directory of its own: the DLL beside the one that needs it, none beside
-# the static one.
+# (target/x86_64-pc-windows-gnu/debug: cargo test of some suites does not
+# make them, so they are built here), each run from a directory of its own:
+# the DLL beside the one that needs it, none beside the static one.
 c_tests=(test_args test_encode test_envelope test_flags_jsonrpc test_limits test_meta test_reader)
 lib=target/x86_64-pc-windows-gnu/debug
+cargo build --target x86_64-pc-windows-gnu --lib || status=1
 out=target/wine-c
 rm -rf "$out" && mkdir -p "$out/dll" "$out/static"
 cp "$lib/mcp_stdio.dll" "$out/dll/"
