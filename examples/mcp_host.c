@@ -635,8 +635,15 @@ static int do_connect(Host *h, int *has_tools, int *has_resources)
     }
     connected(h, result, js_member(result, "serverInfo"), legacy_version(agreed), has_tools,
               has_resources);
-    if (mcp_transport_notify(h->t, "notifications/initialized", NULL, 0) != MCP_STATUS_OK)
-        return step_end(h, 0);
+    McpStatus st = mcp_transport_notify(h->t, "notifications/initialized", NULL, 0);
+    if (st != MCP_STATUS_OK) {
+        /* initialize was answered and checked; the server went away (or
+         * cannot be written to) before the handshake's last message. */
+        log_msg("cannot write notifications/initialized to the server: %s", mcp_status_str(st));
+        step_end(h, 1);
+        h->failed = h->stalled = 1;
+        return -1;
+    }
     Buf b = {0};
     buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
     print_sent(&b);

@@ -537,8 +537,15 @@ impl Session {
         };
         self.connected(&result["serverInfo"], version);
         if let Err(e) = self.tx.notify("notifications/initialized", None) {
-            log!(self, "cannot write notifications/initialized: {e}");
-            self.step_end(false);
+            // initialize was answered and checked; the server went away (or
+            // cannot be written to) before the handshake's last message.
+            log!(
+                self,
+                "cannot write notifications/initialized to the server: {e}"
+            );
+            self.step_end(true);
+            self.failed = true;
+            self.stalled = true;
             return self.close();
         }
         print_sent(r#""method":"notifications/initialized""#);
