@@ -45,9 +45,10 @@ pub(crate) fn same_name(a: &[u16], b: &[u16]) -> bool {
 pub(crate) fn allowed(host: &[Var]) -> Vec<Var> {
     host.iter()
         .filter(|(name, _)| {
+            let name = ascii_upper(name);
             DEFAULT_ENV
                 .iter()
-                .any(|d| same_name(name, &d.encode_utf16().collect::<Vec<_>>()))
+                .any(|d| d.encode_utf16().eq(name.iter().copied()))
         })
         .cloned()
         .collect()

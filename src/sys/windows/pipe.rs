@@ -104,8 +104,9 @@ pub(crate) fn pipe(direction: Direction) -> io::Result<Pipe> {
     Ok(Pipe { ours, theirs })
 }
 
-/// A manual-reset event, not signalled.
-fn event() -> io::Result<OwnedHandle> {
+/// A manual-reset event, not signalled, not inheritable (the operations'
+/// events, and the wake of `wake.rs`).
+pub(super) fn event() -> io::Result<OwnedHandle> {
     // SAFETY: no attributes, manual reset, not signalled, no name.
     let raw = unsafe { CreateEventW(std::ptr::null(), 1, 0, std::ptr::null()) };
     if raw.is_null() {

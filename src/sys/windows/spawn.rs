@@ -13,7 +13,7 @@
 //! inherit them: the handle list protects our children, not theirs.
 
 use std::io;
-use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
 
 use windows_sys::Win32::Foundation::{
     GetHandleInformation, SetHandleInformation, HANDLE, HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE,
@@ -257,12 +257,12 @@ fn start(spawn: &Spawn<'_>, job: &Job, assign: Assign) -> io::Result<Started> {
         )
     };
     if suspended {
-        let assigned = job.assign(process_handle.as_handle_ref());
+        let assigned = job.assign(process_handle.as_handle());
         // SAFETY: the primary thread's handle, just made.
         unsafe { ResumeThread(thread.as_raw_handle()) };
         if let Err(e) = assigned {
             // Not in the job: not ours to leave running.
-            let _ = super::job::terminate_process(process_handle.as_handle_ref(), 1);
+            let _ = super::job::terminate_process(process_handle.as_handle(), 1);
             return Err(e);
         }
     }
@@ -288,22 +288,9 @@ impl Started {
         }
         // STILL_ACTIVE (259) is also a code a process may exit with: the
         // handle, signalled once it ended, tells which.
-        let ended = super::pipe::wait_any(
-            &[self.process.as_handle_ref()],
-            Some(std::time::Duration::ZERO),
-        )?;
+        let ended =
+            super::pipe::wait_any(&[self.process.as_handle()], Some(std::time::Duration::ZERO))?;
         Ok(ended.map(|_| code))
-    }
-}
-
-/// Borrowing an owned handle, in one word.
-trait HandleRef {
-    fn as_handle_ref(&self) -> BorrowedHandle<'_>;
-}
-
-impl HandleRef for OwnedHandle {
-    fn as_handle_ref(&self) -> BorrowedHandle<'_> {
-        std::os::windows::io::AsHandle::as_handle(self)
     }
 }
 
@@ -312,7 +299,6 @@ mod tests {
     use super::*;
     use std::fs::File;
     use std::io::{Read, Write};
-    use std::os::windows::io::AsHandle;
     use std::time::Duration;
     use windows_sys::Win32::System::Threading::{GetExitCodeProcess, WaitForSingleObject};
 

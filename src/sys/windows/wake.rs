@@ -3,9 +3,9 @@
 //! `sys/unix/wake.rs`.
 
 use std::io;
-use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, OwnedHandle};
 
-use windows_sys::Win32::System::Threading::{CreateEventW, ResetEvent, SetEvent};
+use windows_sys::Win32::System::Threading::{ResetEvent, SetEvent};
 
 /// A manual-reset event: `signal` wakes every wait that includes it until
 /// `drain`.
@@ -15,13 +15,7 @@ pub(crate) struct Wake(OwnedHandle);
 impl Wake {
     /// A new event, not signalled, not inheritable.
     pub(crate) fn new() -> io::Result<Wake> {
-        // SAFETY: no attributes, manual reset, not signalled, no name.
-        let raw = unsafe { CreateEventW(std::ptr::null(), 1, 0, std::ptr::null()) };
-        if raw.is_null() {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a handle just made, owned by nothing else.
-        Ok(Wake(unsafe { OwnedHandle::from_raw_handle(raw) }))
+        super::pipe::event().map(Wake)
     }
 
     /// Wakes the waiting thread (and every wait after, until `drain`).
