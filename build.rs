@@ -11,6 +11,11 @@
 //! code path is not only compiled. (`PR_SET_PDEATHSIG`, behind
 //! `kill_on_host_exit`, has no other way: it stays wherever Linux is.)
 //!
+//! The cfg `os_io` is set where the connection does its own I/O and starts
+//! servers: the POSIX systems but Apple's mobile ones (iOS, tvOS,
+//! watchOS, visionOS: an app cannot spawn a process there), and Windows.
+//! Without it the reader, the encoder and the memory connection remain.
+//!
 //! The header goes to `$OUT_DIR/mcp_stdio.h`; the committed copy in
 //! `include/` is checked against it by a test (see `src/ffi/tests.rs`), which
 //! also tells how to update it. Works offline: cbindgen parses `src/` directly
@@ -28,9 +33,18 @@ fn main() {
     capi();
 }
 
-/// Sets `linux_apis` where the Linux-only calls are to be used.
+/// Sets `linux_apis` where the Linux-only calls are to be used, and
+/// `os_io` where the connection does I/O and spawns.
 fn platform_cfgs() {
     println!("cargo:rustc-check-cfg=cfg(linux_apis)");
+    println!("cargo:rustc-check-cfg=cfg(os_io)");
+    let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
+    let os_name = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let mobile = ["ios", "tvos", "watchos", "visionos"].contains(&os_name.as_str());
+    let families: Vec<&str> = family.split(',').collect();
+    if (families.contains(&"unix") && !mobile) || families.contains(&"windows") {
+        println!("cargo:rustc-cfg=os_io");
+    }
     println!("cargo:rerun-if-env-changed=MCP_STDIO_PORTABLE_POSIX");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let portable =

@@ -151,10 +151,11 @@ lint() {
             echo "== cargo clippy --all-targets --target $target"
             cargo clippy --quiet --all-targets --target "$target" -- -D warnings || return 1
         done &&
-        # Windows: the library, and with its unit tests (the backend's parts
-        # are built for the tests until it is whole; the windows step runs them).
+        # Windows: the library, with its unit tests, and the Windows spawn
+        # tests (the windows step runs them under Wine).
         cargo clippy --quiet --lib --target x86_64-pc-windows-gnu -- -D warnings &&
-        cargo clippy --quiet --lib --profile test --target x86_64-pc-windows-gnu -- -D warnings
+        cargo clippy --quiet --lib --profile test --target x86_64-pc-windows-gnu -- -D warnings &&
+        cargo clippy --quiet --test windows_spawn --target x86_64-pc-windows-gnu -- -D warnings
 }
 # Also the crate as Rust users without the C ABI get it (default-features = false).
 # Then the suites that validate JSON again at the SIMD levels the first run

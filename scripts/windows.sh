@@ -11,14 +11,15 @@
 # RtlGenRandom (tests/windows/bcryptprimitives.c) is built here and put in
 # the prefix's system32, where children started under Wine find it too.
 #
-# What runs: the reader, the encoder, the envelope, the JSON-RPC classifier,
-# the transport's state machine and the memory transport: their Rust tests
-# (unit, property and allocation tests, the C ABI's in-process tests), and
-# the C tests of tests/c that need no POSIX, built with mingw-w64 against
-# the DLL (through its import library) and against the static library; the
-# Go binding's tests, cross-built. The C++ wrapper is compiled with mingw's
-# g++. The transport's OS layer has no Windows backend yet, so nothing that
-# spawns or does I/O runs here.
+# What runs: the Rust tests that apply to Windows (unit, property and
+# allocation tests, the C ABI's in-process tests, and tests/windows_spawn.rs:
+# the Windows backend spawning tests/windows/misbehave.c as a well-behaved
+# and as a misbehaving server), the C tests of tests/c that need no POSIX,
+# built with mingw-w64 against the DLL (through its import library) and
+# against the static library; the Go binding's tests, cross-built. The C++
+# wrapper is compiled with mingw's g++. At the end no misbehave.exe may be
+# left running (Wine's processes are processes of this machine: `ps` sees
+# them).
 set -euo pipefail
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.."
 
@@ -44,7 +45,14 @@ x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -shared -o "$WINEPREFIX/bcryptprimitive
     tests/windows/bcryptprimitives.c -ladvapi32
 cp "$WINEPREFIX/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
 
-suites=(--lib --test reader --test encode --test envelope --test jsonrpc --test json_validity
+# The test server of tests/windows_spawn.rs, given by its Windows path.
+mkdir -p target/wine-bin
+x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -Werror -o target/wine-bin/misbehave.exe \
+    tests/windows/misbehave.c
+MCP_STDIO_MISBEHAVE=$("$wine" winepath -w "$PWD/target/wine-bin/misbehave.exe" 2>/dev/null | tr -d '\r')
+export MCP_STDIO_MISBEHAVE
+
+suites=(--lib --test windows_spawn --test reader --test encode --test envelope --test jsonrpc --test json_validity
     --test hostile --test properties --test seed --test transport --test transport_memory_bound
     --test transport_no_alloc --test transport_properties --test simd_levels --test no_alloc
     --test readme_snippets)
@@ -110,6 +118,14 @@ fi
 printf '#include "mcp_stdio.hpp"\nint main() { mcp::LineReader r; return r.next() ? 1 : 0; }\n' >"$out/hpp.cpp"
 x86_64-w64-mingw32-g++ -std=c++17 -Wall -Wextra -Werror -Iinclude -c "$out/hpp.cpp" -o "$out/hpp.o" ||
     { echo "windows: mcp_stdio.hpp does not compile with mingw g++"; status=1; }
+# No test server left running: each test checks its own tree with markers;
+# this looks at the whole machine.
+if left=$(pgrep -af 'misbehave\.exe'); then
+    printf 'windows: test servers left running:\n%s\n' "$left"
+    status=1
+else
+    echo "windows: no test server left running"
+fi
 # Nothing of the prefix's left running: its wineserver and services end now.
 wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
 "$wineserver" -k 2>/dev/null || true

@@ -82,10 +82,10 @@ mod simd;
 // connection that drives a transport on descriptors (`connection`, safe).
 #[forbid(unsafe_code)]
 mod connection;
-#[cfg(unix)]
+#[cfg(any(os_io, test))]
 #[forbid(unsafe_code)]
 mod process;
-#[cfg(any(unix, all(windows, test)))]
+#[cfg(any(unix, windows))]
 mod sys;
 
 // The C boundary, with the `unsafe` of its pointers (the `capi` feature, on by
@@ -102,5 +102,5 @@ pub use simd::{force_simd_level, simd_level, SimdLevel};
 pub use transport::{Event, InvalidKind, Transport};
 
 pub use connection::{Connection, Sender, DROP_GRACE};
-#[cfg(unix)]
+#[cfg(os_io)]
 pub use process::command::{Command, EnvMode, StderrMode};

@@ -351,6 +351,17 @@ fn stderr_lines_come_as_events_in_order() {
     assert!(conn.exit_status().unwrap().success());
 }
 
+/// A `\r\n` line end (how Windows programs write their stderr) is taken
+/// off whole; a `\r` anywhere else stays.
+#[test]
+fn a_crlf_line_end_on_stderr_is_taken_off_whole() {
+    let _g = shared();
+    let script = "printf 'one\\r\\ntwo\\r\\r\\nin\\rside\\n\\r\\n' >&2";
+    let mut conn = spawn(&sh(script));
+    let out = run_to_closed(&mut conn, Duration::from_secs(10));
+    assert_eq!(out.stderr(), ["one", "two\r", "in\rside", ""]);
+}
+
 #[test]
 fn discarded_stderr_gives_no_event() {
     let _g = shared();

@@ -13,9 +13,9 @@ use crate::transport::Event;
 /// looks at its time and lets other threads in: about 1 MiB of blank lines,
 /// or `TURN_TIME` of reading, whichever comes first (a slow build, or a
 /// machine under load, reads far less in a turn).
-#[cfg(unix)]
+#[cfg(os_io)]
 const READS_PER_TURN: usize = 16;
-#[cfg(unix)]
+#[cfg(os_io)]
 const TURN_TIME: Duration = Duration::from_millis(5);
 
 /// How long `next_event` may wait.
@@ -100,7 +100,7 @@ impl Shared {
         // This thread is awake: a send need not wake it, and a wake-up already
         // signalled (for an event loop's poll) is taken.
         inner.waiting = false;
-        #[cfg(unix)]
+        #[cfg(os_io)]
         if let Some(io) = &mut inner.io {
             io.clear_wake();
             if let Some(process) = io.process_mut() {
@@ -108,15 +108,15 @@ impl Shared {
             }
         }
         // Reads in a row that gave no event, since the last wait.
-        #[cfg(unix)]
+        #[cfg(os_io)]
         let mut reads = 0;
-        #[cfg(unix)]
+        #[cfg(os_io)]
         let mut turn_began = Instant::now();
         loop {
             if inner.core.is_closed() {
                 return Ok(Taken::Ended);
             }
-            #[cfg(unix)]
+            #[cfg(os_io)]
             {
                 let Inner { core, io, .. } = &mut *inner;
                 if let Some(io) = io {
@@ -153,15 +153,15 @@ impl Shared {
                     }
                 }
             }
-            #[cfg(unix)]
+            #[cfg(os_io)]
             let exit = inner_exit(inner.io.as_deref());
-            #[cfg(not(unix))]
+            #[cfg(not(os_io))]
             let exit = Exit::UNKNOWN;
             if let Some(event) = inner.core.try_next_event_at(Instant::now)? {
                 {
                     let closed = matches!(event, Event::Closed);
                     let taken = sink(event, if closed { exit } else { Exit::UNKNOWN });
-                    #[cfg(unix)]
+                    #[cfg(os_io)]
                     {
                         let Inner { core, io, .. } = &mut *inner;
                         if let Some(io) = io {
@@ -178,7 +178,7 @@ impl Shared {
                     return Ok(Taken::Event(taken));
                 }
             }
-            #[cfg(unix)]
+            #[cfg(os_io)]
             {
                 let Inner { core, io, .. } = &mut *inner;
                 if let Some(io) = io {
@@ -237,9 +237,9 @@ impl Shared {
                 (a, b) => a.or(b),
             };
             inner.waiting = true;
-            #[cfg(unix)]
+            #[cfg(os_io)]
             if inner.io.is_some() {
-                inner = self.wait_fds(inner, wake_at, now)?;
+                inner = self.wait_io(inner, wake_at, now)?;
                 reads = 0;
                 turn_began = Instant::now();
                 continue;
@@ -259,8 +259,8 @@ impl Shared {
 }
 
 /// How a spawned server ended, as far as known.
-#[cfg(unix)]
-fn inner_exit(io: Option<&super::fds::FdIo>) -> Exit {
+#[cfg(os_io)]
+fn inner_exit(io: Option<&super::io::Io>) -> Exit {
     match io.and_then(|io| io.process()) {
         Some(process) => Exit {
             code: process.exit_code(),

@@ -136,7 +136,15 @@ impl EventData {
                 return Some(std::process::ExitStatus::from_raw(exit.signal & 0x7f));
             }
         }
-        let _ = exit; // elsewhere no server is spawned yet
+        // Windows: the exit code's 32 bits (an NTSTATUS such as 0xC0000005
+        // reads as a negative `i32`); -1 is "unknown" (a server that exits
+        // with 0xFFFFFFFF reads as that too).
+        #[cfg(windows)]
+        if exit.code != -1 {
+            use std::os::windows::process::ExitStatusExt;
+            return Some(std::process::ExitStatus::from_raw(exit.code as u32));
+        }
+        let _ = exit;
         None
     }
 }

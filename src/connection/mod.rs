@@ -15,12 +15,14 @@
 
 mod driver;
 mod event;
-#[cfg(unix)]
-mod fds;
-#[cfg(unix)]
-mod open;
-#[cfg(unix)]
-mod poll;
+#[cfg(os_io)]
+mod io;
+#[cfg(os_io)]
+mod spawn;
+#[cfg(all(os_io, unix))]
+mod unix;
+#[cfg(windows)]
+mod windows;
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,12 +34,10 @@ use crate::transport::{Event, Transport};
 
 pub(crate) use driver::{Exit, Taken, Wait};
 // What the C face's descriptor calls use besides the public API.
-#[cfg(all(unix, feature = "capi"))]
-pub(crate) use fds::{Desc, MAX_POLL_FDS};
-#[cfg(all(unix, feature = "capi"))]
-pub(crate) use open::OpenFailed;
-#[cfg(all(unix, feature = "capi"))]
-pub(crate) use poll::empty_set;
+#[cfg(all(os_io, unix, feature = "capi"))]
+pub(crate) use unix::fds::{Desc, OpenFailed, MAX_POLL_FDS};
+#[cfg(all(os_io, unix, feature = "capi"))]
+pub(crate) use unix::poll::empty_set;
 
 /// The grace a connection dropped while open gets: 2 s.
 pub const DROP_GRACE: Duration = Duration::from_secs(2);
@@ -106,7 +106,7 @@ pub struct Connection {
     event: event::EventData,
     /// The descriptor an event loop waits on, made when first asked for.
     #[cfg(linux_apis)]
-    poll_fd: std::sync::OnceLock<poll::PollFd>,
+    poll_fd: std::sync::OnceLock<unix::poll::PollFd>,
 }
 
 /// Sends on a [`Connection`] from any thread or task, also while another
@@ -169,16 +169,16 @@ pub(crate) struct Inner {
     /// `None` is a null pointer: inline, the compiler may read a field of
     /// the absent value before it tests for `None` (harmless, but valgrind
     /// reports the read of uninitialised bytes in the host's process).
-    #[cfg(unix)]
-    io: Option<Box<fds::FdIo>>,
+    #[cfg(os_io)]
+    io: Option<Box<io::Io>>,
 }
 
 impl Inner {
-    fn new(core: Transport, #[cfg(unix)] io: Option<fds::FdIo>) -> Inner {
+    fn new(core: Transport, #[cfg(os_io)] io: Option<io::Io>) -> Inner {
         Inner {
             core,
             waiting: false,
-            #[cfg(unix)]
+            #[cfg(os_io)]
             io: io.map(Box::new),
         }
     }
@@ -186,7 +186,7 @@ impl Inner {
     /// Begins closing: sends refused from now on; for a spawned server, its
     /// signals scheduled. The first call's schedule stands.
     pub(crate) fn begin_close(&mut self, grace: Duration, now: Instant) -> Result<(), Error> {
-        #[cfg(unix)]
+        #[cfg(os_io)]
         if let Some(process) = self.io.as_mut().and_then(|io| io.process_mut()) {
             process.on_close(grace, now);
         }
@@ -198,7 +198,7 @@ impl Inner {
     /// grace, a server's signals).
     fn next_deadline(&self, now: Instant) -> Option<Instant> {
         let deadline = self.core.next_deadline();
-        #[cfg(unix)]
+        #[cfg(os_io)]
         let deadline = match self.io.as_ref().and_then(|io| io.next_deadline(now)) {
             Some(b) => Some(deadline.map_or(b, |a| a.min(b))),
             None => deadline,
@@ -220,29 +220,29 @@ impl Inner {
 
     /// The spawned server's pid; `None` for a connection that spawned nothing.
     pub(crate) fn pid(&self) -> Option<u32> {
-        #[cfg(unix)]
-        return self.io.as_ref()?.process().map(|p| p.pid() as u32);
-        #[cfg(not(unix))]
+        #[cfg(os_io)]
+        return self.io.as_ref()?.process().map(|p| p.pid());
+        #[cfg(not(os_io))]
         None
     }
 
     /// Bytes of the server's stderr lines dropped (see
     /// [`Connection::stderr_dropped`]).
     pub(crate) fn stderr_dropped(&self) -> u64 {
-        #[cfg(unix)]
+        #[cfg(os_io)]
         return self
             .io
             .as_ref()
             .and_then(|io| io.process())
             .map_or(0, |p| p.stderr_dropped());
-        #[cfg(not(unix))]
+        #[cfg(not(os_io))]
         0
     }
 
     pub(crate) fn is_memory(&self) -> bool {
-        #[cfg(unix)]
+        #[cfg(os_io)]
         return self.io.is_none();
-        #[cfg(not(unix))]
+        #[cfg(not(os_io))]
         true
     }
 }
@@ -278,7 +278,7 @@ impl Shared {
     /// that unlocks takes it again before a woken waiter runs, so without
     /// this a `close` or a send from another thread could wait for as long
     /// as the peer keeps writing.
-    #[cfg(unix)]
+    #[cfg(os_io)]
     fn let_contenders_in(&self) {
         for _ in 0..1000 {
             if self.contenders.load(Ordering::Acquire) == 0 {
@@ -295,7 +295,7 @@ impl Shared {
             return;
         }
         inner.waiting = false;
-        #[cfg(unix)]
+        #[cfg(os_io)]
         if let Some(io) = &mut inner.io {
             io.wake();
             return;
@@ -360,7 +360,7 @@ impl Shared {
             inner = relock();
         }
         let _ = inner.core.close(Duration::ZERO, Instant::now());
-        #[cfg(unix)]
+        #[cfg(os_io)]
         {
             let io = inner.io.take();
             drop(inner);
@@ -368,6 +368,7 @@ impl Shared {
             // server that could not be reaped at its end, earlier or now,
             // is reaped here once it can be.
             drop(io);
+            #[cfg(unix)]
             crate::process::child::reap_owed();
         }
     }
@@ -412,7 +413,7 @@ impl Connection {
     pub fn memory() -> Connection {
         Connection::from_inner(Inner::new(
             Transport::new(),
-            #[cfg(unix)]
+            #[cfg(os_io)]
             None,
         ))
     }
@@ -495,7 +496,7 @@ impl Connection {
         if let Some(poll_fd) = self.poll_fd.get() {
             return Ok(poll_fd.fd());
         }
-        let made = poll::PollFd::new()?;
+        let made = unix::poll::PollFd::new()?;
         made.sync(self.shared())?;
         // Only `&self`: another thread may have made one meanwhile; the
         // first stays.

@@ -3,6 +3,7 @@
 //! would hold them, with the environment rules of MCP hosts.
 
 use std::ffi::{OsStr, OsString};
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
@@ -28,7 +29,8 @@ pub enum EnvMode {
 #[non_exhaustive]
 pub enum StderrMode {
     /// To the host as [`Event::Stderr`](crate::Event::Stderr) events, one
-    /// per line (the default). Always drained, so a chatty server never
+    /// per line, without its `\n` or `\r\n` (the default). Always drained,
+    /// so a chatty server never
     /// blocks on it; lines longer than 64 KiB come in pieces of 64 KiB, and
     /// at most 1 MiB waits undelivered: beyond it the oldest lines are
     /// dropped and counted ([`Connection::stderr_dropped`](crate::Connection::stderr_dropped)).
@@ -43,6 +45,7 @@ pub enum StderrMode {
 /// The variables `EnvMode::Default` passes on: what a server needs to run
 /// and no secret (the MCP SDKs' list, and the locale, time zone and
 /// temporary directory).
+#[cfg(unix)]
 pub(crate) const DEFAULT_ENV: [&str; 11] = [
     "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
     "TMPDIR",
@@ -77,6 +80,9 @@ pub struct Command {
     pub(crate) stderr: StderrMode,
     /// Linux: SIGKILL when the spawning thread ends (`PR_SET_PDEATHSIG`).
     pub(crate) kill_on_host_exit: bool,
+    /// Windows: a console program gets a console window.
+    #[cfg_attr(not(windows), allow(dead_code))]
+    pub(crate) console_window: bool,
 }
 
 impl Command {
@@ -93,6 +99,7 @@ impl Command {
             cwd: None,
             stderr: StderrMode::Events,
             kill_on_host_exit: false,
+            console_window: false,
         }
     }
 
@@ -157,15 +164,25 @@ impl Command {
         self
     }
 
+    /// Windows: whether a console program started from a GUI host gets a
+    /// console window of its own (default: no, `CREATE_NO_WINDOW`, so that
+    /// no window flashes). Elsewhere it changes nothing.
+    pub fn console_window(&mut self, yes: bool) -> &mut Command {
+        self.console_window = yes;
+        self
+    }
+
     /// The variable names are all valid (not empty, no `=`).
     pub(crate) fn names_valid(&self) -> bool {
         self.env
             .iter()
-            .all(|(name, _)| !name.is_empty() && !name.as_bytes().contains(&b'='))
+            .all(|(name, _)| !name.is_empty() && !name.as_encoded_bytes().contains(&b'='))
     }
 
     /// The environment the server gets: the mode's variables, then the
-    /// overlays in order.
+    /// overlays in order (POSIX; Windows compares names without case: see
+    /// `windows/start.rs`).
+    #[cfg(unix)]
     pub(crate) fn environment(&self) -> Vec<(OsString, OsString)> {
         let mut vars: Vec<(OsString, OsString)> = match self.env_mode {
             EnvMode::Inherit => std::env::vars_os().collect(),

@@ -60,8 +60,8 @@ impl Server {
         }
     }
 
-    pub(crate) fn pid(&self) -> libc::pid_t {
-        self.child.pid()
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.pid() as u32
     }
 
     pub(crate) fn stderr_dropped(&self) -> u64 {

@@ -1,20 +1,33 @@
 //! A spawned server's stderr as lines: always drained (a server blocked on a
 //! full stderr pipe would stop answering), split into lines of at most
 //! 64 KiB, with at most 1 MiB waiting undelivered; beyond it the oldest
-//! lines are dropped and their bytes counted.
+//! lines are dropped and their bytes counted. A `\r\n` line end (how
+//! Windows programs write) is taken off whole, as `\n` is.
 
 use std::collections::VecDeque;
-use std::ffi::c_int;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
-use crate::sys::unix::fd::read_appending;
+/// The pipe stderr is read from: a non-blocking descriptor, or on Windows
+/// our overlapped end.
+#[cfg(unix)]
+pub(crate) type Pipe = std::os::fd::OwnedFd;
+#[cfg(windows)]
+pub(crate) type Pipe = crate::sys::windows::stream::Reader;
+
+/// Appends what is there to `buf` (at most `READ` bytes): the count, 0 at
+/// the end, `WouldBlock` when nothing is there now.
+fn read_pipe(pipe: &mut Pipe, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    return crate::sys::unix::fd::read_appending(std::os::fd::AsFd::as_fd(pipe), buf, READ);
+    #[cfg(windows)]
+    return pipe.read_appending(buf);
+}
 
 /// The longest piece of a line given as one event.
 const PIECE: usize = 64 << 10;
 /// The most bytes of complete lines waiting undelivered.
 const BACKLOG: usize = 1 << 20;
 /// One read's size.
-const READ: usize = 64 << 10;
+pub(crate) const READ: usize = 64 << 10;
 /// The most reads of one drain: what the backlog holds. A server that
 /// writes faster than the host reads would otherwise hold the call (and
 /// grow the buffer) for as long as it keeps writing.
@@ -28,13 +41,16 @@ struct Line {
     /// Ended by a newline (else a 64 KiB piece, or the last bytes before
     /// the end of the stream).
     newline: bool,
+    /// Its newline came after a `\r` (a `\r\n` line end, as Windows
+    /// programs write): the `\r` is not part of the line given.
+    cr: bool,
 }
 
 /// The stderr pipe of a spawned server and its lines.
 #[derive(Debug)]
 pub(crate) struct StderrLines {
     /// The pipe, until its end (or a read error) closes it.
-    fd: Option<OwnedFd>,
+    pipe: Option<Pipe>,
     /// Bytes from `head` on are undelivered: complete lines, then the
     /// start of a line still coming (from `scan` on).
     buf: Vec<u8>,
@@ -53,15 +69,16 @@ pub(crate) struct StderrLines {
 impl Line {
     /// Its bytes in the stream, newline included.
     fn size(&self) -> usize {
-        self.len + usize::from(self.newline)
+        self.len + usize::from(self.cr) + usize::from(self.newline)
     }
 }
 
 impl StderrLines {
-    /// Takes the pipe `fd` (non-blocking).
-    pub(crate) fn new(fd: OwnedFd) -> StderrLines {
+    /// Takes the pipe (non-blocking; on Windows reading `READ` bytes at a
+    /// time).
+    pub(crate) fn new(pipe: Pipe) -> StderrLines {
         StderrLines {
-            fd: Some(fd),
+            pipe: Some(pipe),
             buf: Vec::new(),
             head: 0,
             scan: 0,
@@ -73,13 +90,20 @@ impl StderrLines {
     }
 
     /// The pipe's descriptor, to poll, until its end.
-    pub(crate) fn fd(&self) -> Option<c_int> {
-        self.fd.as_ref().map(AsRawFd::as_raw_fd)
+    #[cfg(unix)]
+    pub(crate) fn fd(&self) -> Option<std::ffi::c_int> {
+        self.pipe.as_ref().map(std::os::fd::AsRawFd::as_raw_fd)
     }
 
-    /// The stream ended and every line was taken.
+    /// The event of the read in flight, to wait on, until the end.
+    #[cfg(windows)]
+    pub(crate) fn event(&self) -> Option<std::os::windows::io::BorrowedHandle<'_>> {
+        self.pipe.as_ref().and_then(Pipe::event)
+    }
+
+    /// The stream ended (its last bytes are split into lines).
     pub(crate) fn ended(&self) -> bool {
-        self.fd.is_none()
+        self.pipe.is_none()
     }
 
     pub(crate) fn dropped(&self) -> u64 {
@@ -110,13 +134,13 @@ impl StderrLines {
     /// after EAGAIN, a poll tells when more comes.
     pub(crate) fn drain(&mut self) -> bool {
         for _ in 0..DRAIN_READS {
-            let Some(fd) = &self.fd else {
+            let Some(pipe) = &mut self.pipe else {
                 return false;
             };
             if self.buf.try_reserve(READ).is_err() {
                 return true; // read later
             }
-            match read_appending(fd.as_fd(), &mut self.buf, READ) {
+            match read_pipe(pipe, &mut self.buf) {
                 // On to EAGAIN: a flood is read as fast as it comes.
                 Ok(n) if n > 0 => self.split(false),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
@@ -124,11 +148,11 @@ impl StderrLines {
                 // is closed.
                 _ => {
                     self.split(true);
-                    self.fd = None;
+                    self.pipe = None;
                 }
             }
         }
-        self.fd.is_some() // the reads ran out: there may be more
+        self.pipe.is_some() // the reads ran out: there may be more
     }
 
     /// Finds the complete lines (and 64 KiB pieces) after `scan`; at the end
@@ -168,10 +192,12 @@ impl StderrLines {
     }
 
     fn push(&mut self, len: usize, newline: bool) {
+        let cr = newline && len > 0 && self.buf[self.scan + len - 1] == b'\r';
         let line = Line {
             start: self.scan,
-            len,
+            len: len - usize::from(cr),
             newline,
+            cr,
         };
         self.lines.push_back(line);
         self.waiting += line.size();

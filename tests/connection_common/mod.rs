@@ -258,6 +258,7 @@ pub fn spawn(cmd: &Command) -> Connection {
 
 /// `pid` is gone: no such process, or a zombie (killed; some other parent,
 /// init say, has yet to reap it).
+#[cfg(unix)]
 pub fn gone(pid: u32) -> bool {
     #[cfg(target_os = "linux")]
     {
@@ -274,6 +275,7 @@ pub fn gone(pid: u32) -> bool {
 }
 
 /// Waits (polling) at most `limit` for `pid` to be [`gone`].
+#[cfg(unix)]
 pub fn gone_within(pid: u32, limit: Duration) -> bool {
     let end = Instant::now() + limit;
     loop {
@@ -289,6 +291,7 @@ pub fn gone_within(pid: u32, limit: Duration) -> bool {
 
 /// Our child `pid` was reaped: `waitpid` no longer knows it (no zombie of
 /// ours left).
+#[cfg(unix)]
 pub fn reaped(pid: u32) -> bool {
     // SAFETY: a null status pointer is allowed; WNOHANG never blocks.
     let r = unsafe { libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), libc::WNOHANG) };
@@ -296,6 +299,7 @@ pub fn reaped(pid: u32) -> bool {
 }
 
 /// `kill(pid, 0)` fails with ESRCH: no such process (not even a zombie).
+#[cfg(unix)]
 pub fn no_such_process(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     let r = unsafe { libc::kill(pid as libc::pid_t, 0) };

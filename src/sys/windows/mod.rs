@@ -7,16 +7,12 @@
 //! - `pipe.rs`: the pipes to the child (our ends overlapped, its ends
 //!   synchronous), overlapped reads and writes that own their memory, and
 //!   a wait for the first of several to complete, with a deadline;
+//! - `stream.rs`: non-blocking reads and writes over those operations, in
+//!   the shape of POSIX's non-blocking descriptors;
 //! - `wake.rs`: an event other threads set to wake that wait.
-//!
-//! The Windows backend is being built: what is here is tested (under Wine)
-//! before the connection uses it.
 
-#[cfg(test)]
 pub(crate) mod job;
-#[cfg(test)]
 pub(crate) mod pipe;
-#[cfg(test)]
 pub(crate) mod spawn;
-#[cfg(test)]
+pub(crate) mod stream;
 pub(crate) mod wake;

@@ -14,7 +14,7 @@
 //! for the cancellation before the memory goes.
 
 use std::io;
-use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle, RawHandle};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -304,15 +304,24 @@ pub(crate) fn wait_any(
     handles: &[BorrowedHandle<'_>],
     timeout: Option<Duration>,
 ) -> io::Result<Option<usize>> {
-    assert!(
-        !handles.is_empty() && handles.len() <= 64,
-        "1 to 64 handles"
-    );
-    let raw: Vec<HANDLE> = handles.iter().map(|h| h.as_raw_handle()).collect();
+    let raw: Vec<RawHandle> = handles.iter().map(|h| h.as_raw_handle()).collect();
+    wait_any_raw(&raw, timeout)
+}
+
+/// [`wait_any`] on raw handles: for a wait made without the lock that
+/// keeps them borrowed (the connection's thread alone closes them). A
+/// handle closed meanwhile makes the wait fail or return at once (the
+/// system touches no memory of ours through it); it cannot block for ever.
+pub(crate) fn wait_any_raw(
+    raw: &[RawHandle],
+    timeout: Option<Duration>,
+) -> io::Result<Option<usize>> {
+    assert!(!raw.is_empty() && raw.len() <= 64, "1 to 64 handles");
     let ms = timeout.map_or(u32::MAX, |t| {
         t.as_millis().min(u128::from(u32::MAX - 1)) as u32
     });
-    // SAFETY: live handles, borrowed for the call; wait for any one.
+    // SAFETY: an array of `raw.len()` handle values, read for the call;
+    // wait for any one.
     let r = unsafe { WaitForMultipleObjects(raw.len() as u32, raw.as_ptr(), 0, ms) };
     match r {
         WAIT_TIMEOUT => Ok(None),

@@ -272,6 +272,29 @@ fn start(spawn: &Spawn<'_>, job: &Job, assign: Assign) -> io::Result<Started> {
     })
 }
 
+/// The system directory (`C:\\Windows\\System32`), where `cmd.exe` is
+/// taken from (never through `PATH`).
+pub(crate) fn system_directory() -> io::Result<Vec<u16>> {
+    let mut buf = vec![0u16; 260];
+    loop {
+        // SAFETY: a writable buffer of the length given.
+        let n = unsafe {
+            windows_sys::Win32::System::SystemInformation::GetSystemDirectoryW(
+                buf.as_mut_ptr(),
+                buf.len() as u32,
+            )
+        } as usize;
+        if n == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n < buf.len() {
+            buf.truncate(n);
+            return Ok(buf);
+        }
+        buf.resize(n, 0); // n: the size needed, NUL included
+    }
+}
+
 impl Started {
     /// The exit code once the process has ended; `None` while it runs.
     pub(crate) fn exit_code(&self) -> io::Result<Option<u32>> {

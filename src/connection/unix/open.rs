@@ -4,8 +4,9 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use super::fds::{Desc, FdIo};
-use super::{Connection, Inner};
+use super::fds::{Desc, Fds};
+use crate::connection::io::Io;
+use crate::connection::{Connection, Inner};
 use crate::error::Error;
 use crate::process::child::reap_owed;
 use crate::process::command::Command;
@@ -20,10 +21,10 @@ impl Connection {
     /// A connection on descriptors, or why not with the descriptors given
     /// back untouched.
     pub(crate) fn open_descs(read: Desc, write: Option<Desc>) -> Result<Connection, OpenFailed> {
-        let io = FdIo::open(read, write)?;
+        let fds = Fds::open(read, write)?;
         Ok(Connection::from_inner(Inner::new(
             Transport::new(),
-            Some(io),
+            Some(Io::new(fds)),
         )))
     }
 
@@ -88,43 +89,6 @@ impl Connection {
         Ok(conn)
     }
 
-    /// Starts an MCP server as a child process from `cmd` and returns a
-    /// connection on its stdin and stdout, which owns the pipes and the
-    /// process; no thread is started and no signal handler installed.
-    ///
-    /// Then, besides the rules of every connection:
-    /// - [`close`](Connection::close) begins the MCP shutdown: the queue is
-    ///   written and the server's stdin closed (at the latest at the
-    ///   grace), SIGTERM goes to its process group at the grace if it has
-    ///   not exited, SIGKILL at twice the grace. `next_event` drives it.
-    /// - [`Event::Closed`](crate::Event::Closed) comes once the server has
-    ///   exited and its stdout and stderr have ended, or once its group was
-    ///   sent SIGKILL and its exit was seen (a grandchild holding the pipes
-    ///   cannot keep it open; a server stuck in the kernel, or held by a
-    ///   tracer, is waited for 1 s). [`exit_status`](Connection::exit_status)
-    ///   then says how it ended.
-    /// - A server that exits by itself, or closes its stdout, closes the
-    ///   connection the same way (with a 2 s grace).
-    /// - Its exit is noticed without reaping it until no group signal is to
-    ///   come, so the signals can only reach its own group (through its
-    ///   pidfd on Linux 6.9+). A host whose own SIGCHLD handler reaps every
-    ///   child, or that ignores SIGCHLD, takes that away (the exit status
-    ///   is then unknown).
-    /// - Descendants that leave the server's process group (`setsid`) are
-    ///   not reached by the shutdown signals.
-    ///
-    /// Errors, with nothing started and nothing left behind:
-    /// [`Error::SpawnFailed`] (its code says why: `ENOENT` for a program
-    /// not found or a missing working directory, `EACCES`, `E2BIG`,
-    /// `EMFILE`...), [`Error::InvalidArgument`] (an environment name empty
-    /// or holding `=`; [`Command::kill_on_host_exit`] off Linux).
-    pub fn spawn(cmd: &Command) -> Result<Connection, Error> {
-        if !cmd.names_valid() {
-            return Err(Error::InvalidArgument);
-        }
-        Connection::spawn_with(cmd, cmd.kill_on_host_exit)
-    }
-
     /// [`spawn`](Connection::spawn), the PDEATHSIG choice given apart (the
     /// C face's flag).
     pub(crate) fn spawn_with(cmd: &Command, kill_on_host_exit: bool) -> Result<Connection, Error> {
@@ -145,7 +109,8 @@ impl Connection {
         }
         let process = Server::new(pid, pipes.stderr);
         // On failure the pipes close, and the process is killed and reaped.
-        let io = FdIo::for_process(pipes.stdout, pipes.stdin, process).map_err(spawn_failed)?;
+        let fds = Fds::for_process(pipes.stdout, pipes.stdin).map_err(spawn_failed)?;
+        let io = Io::for_process(fds, process);
         let mut core = Transport::new();
         core.set_ended_by_peer_only();
         Ok(Connection::from_inner(Inner::new(core, Some(io))))

@@ -6,10 +6,14 @@
 use std::sync::MutexGuard;
 use std::time::Instant;
 
+use std::os::fd::{AsRawFd, RawFd};
+
 use super::fds::MAX_POLL_FDS;
-use super::{millis_rounded_up, Inner, Shared};
+use crate::connection::io::Io;
+use crate::connection::{millis_rounded_up, Inner, Shared};
 use crate::error::Error;
 use crate::sys::unix::fd::poll;
+use crate::transport::Transport;
 
 /// An empty poll set.
 pub(crate) fn empty_set() -> [libc::pollfd; MAX_POLL_FDS] {
@@ -20,10 +24,55 @@ pub(crate) fn empty_set() -> [libc::pollfd; MAX_POLL_FDS] {
     }; MAX_POLL_FDS]
 }
 
+impl Io {
+    /// Fills `set` with what to wait for now: the peer's bytes, room to
+    /// write when something is queued, a wake-up; for a spawned server its
+    /// stderr and exit. Returns how many.
+    pub(crate) fn poll_set(
+        &self,
+        core: &Transport,
+        set: &mut [libc::pollfd; MAX_POLL_FDS],
+    ) -> usize {
+        let mut n = 0;
+        let mut add = |fd: RawFd, events: libc::c_short| {
+            if let Some(same) = set[..n].iter_mut().find(|p| p.fd == fd) {
+                same.events |= events;
+            } else {
+                set[n] = libc::pollfd {
+                    fd,
+                    events,
+                    revents: 0,
+                };
+                n += 1;
+            }
+        };
+        if !core.is_closed() {
+            if self.read_open {
+                add(self.ends.read_fd().as_raw_fd(), libc::POLLIN);
+            }
+            if let Some(fd) = self.ends.write_fd().filter(|_| self.write_open) {
+                if !core.output().is_empty() {
+                    add(fd.as_raw_fd(), libc::POLLOUT);
+                }
+            }
+        }
+        add(self.ends.wake.fd(), libc::POLLIN);
+        // After CLOSED nothing is read any more: a spawned server's stderr
+        // at its end (it was killed before the end was read) would be
+        // ready for ever, and an event loop on the set would spin.
+        if let Some(process) = self.process().filter(|_| !core.is_closed()) {
+            for fd in process.poll_fds() {
+                add(fd, libc::POLLIN);
+            }
+        }
+        n
+    }
+}
+
 impl Shared {
     /// Waits in poll(2), without the lock, until the peer's bytes, room to
     /// write, a send from another thread or `wake_at` (`None`: no limit).
-    pub(super) fn wait_fds<'a>(
+    pub(in crate::connection) fn wait_io<'a>(
         &'a self,
         inner: MutexGuard<'a, Inner>,
         wake_at: Option<Instant>,
@@ -50,7 +99,7 @@ impl Shared {
             // Drained whenever poll says it is readable, not only after our
             // own wake-ups: bytes from anywhere else would make every wait
             // return at once.
-            let wake_fd = io.wake.fd();
+            let wake_fd = io.ends.wake.fd();
             if set[..n].iter().any(|p| p.fd == wake_fd && p.revents != 0) {
                 io.signalled = true;
             }
@@ -98,7 +147,7 @@ impl Shared {
 /// (Linux): an epoll set kept equal to what the connection waits on.
 #[cfg(linux_apis)]
 #[derive(Debug)]
-pub(super) struct PollFd {
+pub(in crate::connection) struct PollFd {
     epoll: crate::sys::unix::epoll::Epoll,
     /// What the epoll set holds: descriptor and interest.
     watched: std::sync::Mutex<Vec<(std::os::fd::RawFd, libc::c_short)>>,
@@ -106,21 +155,21 @@ pub(super) struct PollFd {
 
 #[cfg(linux_apis)]
 impl PollFd {
-    pub(super) fn new() -> Result<PollFd, Error> {
+    pub(in crate::connection) fn new() -> Result<PollFd, Error> {
         Ok(PollFd {
             epoll: crate::sys::unix::epoll::Epoll::new()?,
             watched: std::sync::Mutex::new(Vec::new()),
         })
     }
 
-    pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+    pub(in crate::connection) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.epoll.fd()
     }
 
     /// Makes the epoll set what the connection waits on now, and arms the
     /// wake-up for sends from other threads (as the C face's poll set
     /// does). Called whenever `next_event` found nothing ready.
-    pub(super) fn sync(&self, shared: &Shared) -> Result<(), Error> {
+    pub(in crate::connection) fn sync(&self, shared: &Shared) -> Result<(), Error> {
         let mut set = empty_set();
         let (n, _) = shared.poll_set_locked(shared.lock()?, &mut set, MAX_POLL_FDS);
         let set = &set[..n];

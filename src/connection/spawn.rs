@@ -1,0 +1,60 @@
+//! [`Connection::spawn`], the same promise on every platform that spawns;
+//! each platform's `open.rs` keeps it.
+
+use super::Connection;
+use crate::error::Error;
+use crate::process::command::Command;
+
+impl Connection {
+    /// Starts an MCP server as a child process from `cmd` and returns a
+    /// connection on its stdin and stdout, which owns the pipes and the
+    /// process; no thread is started and no signal handler installed.
+    ///
+    /// Then, besides the rules of every connection:
+    /// - [`close`](Connection::close) begins the MCP shutdown: the queue is
+    ///   written and the server's stdin closed (at the latest at the
+    ///   grace). On POSIX, SIGTERM goes to its process group at the grace
+    ///   if it has not exited, SIGKILL at twice the grace. On Windows
+    ///   (there is no SIGTERM) its Job Object, which holds the server and
+    ///   everything it started, is terminated at the grace. `next_event`
+    ///   drives it.
+    /// - [`Event::Closed`](crate::Event::Closed) comes once the server has
+    ///   exited and its stdout and stderr have ended, or once its group was
+    ///   sent SIGKILL (its job terminated) and its exit was seen (a
+    ///   grandchild holding the pipes cannot keep it open; a server stuck in
+    ///   the kernel, or held by a tracer, is waited for 1 s).
+    ///   [`exit_status`](Connection::exit_status) then says how it ended.
+    /// - A server that exits by itself, or closes its stdout, closes the
+    ///   connection the same way (with a 2 s grace).
+    /// - POSIX: its exit is noticed without reaping it until no group signal
+    ///   is to come, so the signals can only reach its own group (through
+    ///   its pidfd on Linux 6.9+). A host whose own SIGCHLD handler reaps
+    ///   every child, or that ignores SIGCHLD, takes that away (the exit
+    ///   status is then unknown). Descendants that leave the server's
+    ///   process group (`setsid`) are not reached by the shutdown signals.
+    /// - Windows: the server is in a Job Object with
+    ///   `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE` from its first instruction,
+    ///   held by the connection: dropping the connection, or the host's
+    ///   exit however it happens, ends the whole tree. Nothing is killed by
+    ///   process id. The program is found in the server's `PATH` with its
+    ///   `PATHEXT` (`npx` is `npx.cmd`); a batch file runs through
+    ///   `cmd.exe` with its arguments escaped so that none can inject a
+    ///   command (an argument that cannot be escaped, a line break, is
+    ///   refused); no console window unless [`Command::console_window`].
+    ///
+    /// Errors, with nothing started and nothing left behind:
+    /// [`Error::SpawnFailed`] (the system's error code says why: on POSIX
+    /// `ENOENT` for a program not found or a missing working directory,
+    /// `EACCES`, `E2BIG`, `EMFILE`...; on Windows `ERROR_FILE_NOT_FOUND`
+    /// (2), `ERROR_DIRECTORY` (267) for a working directory that is not
+    /// one, `ERROR_ACCESS_DENIED`...), [`Error::InvalidArgument`] (an
+    /// environment name empty or holding `=`; [`Command::kill_on_host_exit`]
+    /// off Linux; on Windows also a NUL inside the program, an argument or
+    /// a variable, and an argument a batch file cannot be given safely).
+    pub fn spawn(cmd: &Command) -> Result<Connection, Error> {
+        if !cmd.names_valid() {
+            return Err(Error::InvalidArgument);
+        }
+        Connection::spawn_with(cmd, cmd.kill_on_host_exit)
+    }
+}

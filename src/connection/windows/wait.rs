@@ -1,0 +1,84 @@
+//! Waiting (Windows): `next_event`'s own wait in `WaitForMultipleObjects`
+//! without the lock, on the events of the reads and the write in flight,
+//! the wake event, and a spawned server's stderr read and process handle.
+
+use std::os::windows::io::{AsRawHandle, RawHandle};
+use std::sync::MutexGuard;
+use std::time::Instant;
+
+use crate::connection::io::Io;
+use crate::connection::{Inner, Shared};
+use crate::error::Error;
+use crate::sys::windows::pipe::wait_any_raw;
+use crate::transport::Transport;
+
+/// The most handles a connection waits on at once: 5 (the read, the
+/// write, the wake event, and for a spawned server its stderr and its
+/// process).
+pub(crate) const MAX_WAIT_HANDLES: usize = 5;
+
+impl Io {
+    /// Fills `set` with the handles to wait on now; returns how many.
+    pub(crate) fn wait_set(
+        &self,
+        core: &Transport,
+        set: &mut [RawHandle; MAX_WAIT_HANDLES],
+    ) -> usize {
+        let mut n = 0;
+        let mut add = |h: RawHandle| {
+            set[n] = h;
+            n += 1;
+        };
+        add(self.ends.wake.handle().as_raw_handle());
+        // After CLOSED nothing is read or written any more (see the POSIX
+        // poll set).
+        if !core.is_closed() {
+            for h in self.ends.wait_handles() {
+                add(h.as_raw_handle());
+            }
+            if let Some(process) = self.process() {
+                for h in process.wait_handles() {
+                    add(h.as_raw_handle());
+                }
+            }
+        }
+        n
+    }
+}
+
+impl Shared {
+    /// Waits, without the lock, until a read or a write completes, a send
+    /// from another thread, the server's exit, or `wake_at` (`None`: no
+    /// limit).
+    pub(in crate::connection) fn wait_io<'a>(
+        &'a self,
+        inner: MutexGuard<'a, Inner>,
+        wake_at: Option<Instant>,
+        now: Instant,
+    ) -> Result<MutexGuard<'a, Inner>, Error> {
+        let Some(io) = &inner.io else {
+            return Ok(inner);
+        };
+        let mut set = [std::ptr::null_mut(); MAX_WAIT_HANDLES];
+        let n = io.wait_set(&inner.core, &mut set);
+        // The handles stay open while the lock is released: only this
+        // thread, the one taking events, ends them.
+        drop(inner);
+        let timeout = wake_at.map(|at| {
+            // Rounded up to the millisecond: a wait never ends before `at`.
+            let left = at.saturating_duration_since(now);
+            std::time::Duration::from_millis(left.as_nanos().div_ceil(1_000_000) as u64)
+        });
+        let waited = wait_any_raw(&set[..n], timeout);
+        self.let_contenders_in();
+        let mut inner = self.lock()?;
+        inner.waiting = false;
+        if let Some(io) = &mut inner.io {
+            io.drain_wake();
+        }
+        match waited {
+            Ok(_) => Ok(inner),
+            Err(e) => Err(Error::from(e)),
+        }
+    }
+}

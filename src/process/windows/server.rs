@@ -1,0 +1,186 @@
+//! A spawned server under supervision on Windows: its stderr drained into
+//! lines, its exit noticed through its process handle, the shutdown run,
+//! and the transport's core told when the server is gone.
+//!
+//! The shutdown, as there is no SIGTERM: the server's stdin is closed (the
+//! MCP way to ask a stdio server to exit), and if it has not exited at the
+//! grace its Job Object is terminated: the server and everything it
+//! started. Its end then comes once its exit is seen (at most 1 s later).
+//! A server that exits by itself gets the same with a 2 s grace: its
+//! output is read until its streams end, but no longer than that (a
+//! grandchild that holds the pipes open dies with the job). Dropping the
+//! server closes the job, which kills what is left in it.
+
+use std::os::windows::io::{AsHandle, BorrowedHandle};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::process::stderr::StderrLines;
+use crate::sys::windows::job::Job;
+use crate::sys::windows::spawn::Started;
+use crate::transport::Transport;
+
+/// The grace of the close that begins when a server exits by itself.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long after the job's termination the exit is awaited before the end
+/// comes without it.
+const EXIT_AFTER_TERMINATE: Duration = Duration::from_secs(1);
+
+/// The exit code the job's processes are given when it is terminated: 1,
+/// as `std::process::Child::kill` gives.
+pub(crate) const TERMINATED: u32 = 1;
+
+/// A spawned server: the process, its job, its stderr.
+#[derive(Debug)]
+pub(crate) struct Server {
+    /// `None` unless stderr comes as events.
+    stderr: Option<StderrLines>,
+    /// Its stdout ended.
+    stdout_ended: bool,
+    /// `receive_end` was given to the core: the end is under way.
+    ended: bool,
+    /// Its exit code, once it exited.
+    exit: Option<u32>,
+    /// When the job is terminated (set by a close, or by its exit).
+    terminate_at: Option<Instant>,
+    /// When it was terminated.
+    terminated_at: Option<Instant>,
+    process: Started,
+    /// Last: closing it kills whatever is left in it.
+    job: Job,
+}
+
+impl Server {
+    /// The server just started in `job`, its stderr pipe when it comes as
+    /// lines.
+    pub(crate) fn new(process: Started, job: Job, stderr: Option<StderrLines>) -> Server {
+        Server {
+            stderr,
+            stdout_ended: false,
+            ended: false,
+            exit: None,
+            terminate_at: None,
+            terminated_at: None,
+            process,
+            job,
+        }
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.process.pid
+    }
+
+    pub(crate) fn stderr_dropped(&self) -> u64 {
+        self.stderr.as_ref().map_or(0, StderrLines::dropped)
+    }
+
+    pub(crate) fn stdout_ended(&mut self) {
+        self.stdout_ended = true;
+    }
+
+    /// The handles to wait on: stderr's read in flight, and the process
+    /// until its exit is seen.
+    pub(crate) fn wait_handles(&self) -> impl Iterator<Item = BorrowedHandle<'_>> + '_ {
+        let stderr = self.stderr.as_ref().and_then(StderrLines::event);
+        let process = self
+            .exit
+            .is_none()
+            .then(|| self.process.process.as_handle());
+        stderr.into_iter().chain(process)
+    }
+
+    /// The next time the process needs looking at: the termination due,
+    /// or the end of the wait for its exit after it.
+    pub(crate) fn next_deadline(&self, _now: Instant) -> Option<Instant> {
+        match self.terminated_at {
+            None => self.terminate_at,
+            Some(at) if self.exit.is_none() => Some(at + EXIT_AFTER_TERMINATE),
+            Some(_) => None,
+        }
+    }
+
+    /// A new call begins: the stderr line lent by the last event goes.
+    pub(crate) fn begin_call(&mut self) {
+        if let Some(stderr) = &mut self.stderr {
+            stderr.begin_call();
+        }
+    }
+
+    /// `close` was called: the job is terminated at the grace.
+    pub(crate) fn on_close(&mut self, grace: Duration, now: Instant) {
+        if self.terminate_at.is_none() {
+            self.terminate_at = Some(now + grace);
+        }
+    }
+
+    fn look_at_exit(&mut self) {
+        if self.exit.is_none() {
+            self.exit = self.process.exit_code().ok().flatten();
+        }
+    }
+
+    /// Drains stderr, notices the exit, terminates the job when due, and
+    /// ends the transport when the server is gone: exited and its pipes
+    /// ended, or its job terminated and its exit seen (or not seen within
+    /// 1 s). A server that exits by itself, closes its stdout or stops
+    /// reading begins the close.
+    ///
+    /// `Ok(true)`: the job was terminated just now; the caller reads what
+    /// its stdout still holds, then calls again.
+    pub(crate) fn supervise(&mut self, core: &mut Transport) -> Result<bool, Error> {
+        if self.ended {
+            return Ok(false);
+        }
+        let now = Instant::now();
+        if let Some(stderr) = &mut self.stderr {
+            stderr.drain();
+        }
+        self.look_at_exit();
+        let went_away = self.exit.is_some() || self.stdout_ended || core.closing();
+        if went_away && self.terminate_at.is_none() {
+            core.close(EXIT_GRACE, now)?;
+            self.terminate_at = Some(now + EXIT_GRACE);
+        }
+        if self.terminated_at.is_none() && self.terminate_at.is_some_and(|at| at <= now) {
+            // Whatever went wrong, the job's close at drop still kills the
+            // tree; the end does not wait for it.
+            let _ = self.job.terminate(TERMINATED);
+            self.terminated_at = Some(now);
+            self.look_at_exit();
+            if !self.stdout_ended {
+                return Ok(true);
+            }
+        }
+        let pipes_ended = self.stdout_ended && self.stderr.as_ref().is_none_or(StderrLines::ended);
+        let terminated = self
+            .terminated_at
+            .is_some_and(|at| self.exit.is_some() || at + EXIT_AFTER_TERMINATE <= now);
+        if terminated || (self.exit.is_some() && pipes_ended) {
+            core.receive_end()?;
+            self.ended = true;
+        }
+        Ok(false)
+    }
+
+    /// The end is under way: the core was told the server is gone.
+    pub(crate) fn ending(&self) -> bool {
+        self.ended
+    }
+
+    /// The next stderr line, lent until the next call.
+    pub(crate) fn stderr_line(&mut self) -> Option<&[u8]> {
+        self.stderr.as_mut()?.next_line()
+    }
+
+    /// Its exit code (`-1`: not known); a code above `i32::MAX` (an
+    /// `NTSTATUS` such as `0xC0000005`) comes as the same 32 bits.
+    pub(crate) fn exit_code(&self) -> i32 {
+        self.exit.map_or(-1, |code| code as i32)
+    }
+
+    /// No signals on Windows.
+    pub(crate) fn term_signal(&self) -> i32 {
+        0
+    }
+}
