@@ -87,6 +87,14 @@ fn capi() {
          #endif\n\
          #if defined(MCP_STDIO_HAS_POSIX_IO)\n\
          #include <poll.h> /* struct pollfd, for mcp_transport_poll_fds */\n\
+         #endif\n\
+         /* Defined where the library spawns servers (McpCommand, mcp_transport_spawn): */\n\
+         /* everywhere but Apple's mobile systems, where an app cannot start a process. */\n\
+         #if defined(__APPLE__)\n\
+         #include <TargetConditionals.h>\n\
+         #endif\n\
+         #if !defined(MCP_STDIO_HAS_PROCESSES) && !(defined(TARGET_OS_IPHONE) && TARGET_OS_IPHONE)\n\
+         #define MCP_STDIO_HAS_PROCESSES 1\n\
          #endif",
         env::var("CARGO_PKG_VERSION").expect("version"),
         version("MAJOR"),

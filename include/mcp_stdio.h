@@ -47,6 +47,14 @@
 #if defined(MCP_STDIO_HAS_POSIX_IO)
 #include <poll.h> /* struct pollfd, for mcp_transport_poll_fds */
 #endif
+/* Defined where the library spawns servers (McpCommand, mcp_transport_spawn): */
+/* everywhere but Apple's mobile systems, where an app cannot start a process. */
+#if defined(__APPLE__)
+#include <TargetConditionals.h>
+#endif
+#if !defined(MCP_STDIO_HAS_PROCESSES) && !(defined(TARGET_OS_IPHONE) && TARGET_OS_IPHONE)
+#define MCP_STDIO_HAS_PROCESSES 1
+#endif
 
 /**
  * Flag for `mcp_encode`: escape every non-ASCII character (and DEL) as
@@ -79,7 +87,7 @@
  */
 #define MCP_TRANSPORT_DEFAULT_MAX_QUEUED (64 << 20)
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
 /**
  * `mcp_transport_open_fds` flag: the caller keeps owning the descriptors.
  * The transport never closes them, and at free it gives them back the
@@ -88,7 +96,7 @@
 #define MCP_TRANSPORT_BORROW_FDS (1 << 0)
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
 /**
  * The most descriptors `mcp_transport_poll_fds` gives: 5 (read, write,
  * wake-up, and for a spawned server its stderr and its pidfd).
@@ -96,7 +104,7 @@
 #define MCP_TRANSPORT_MAX_POLL_FDS 5
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
 /**
  * `mcp_transport_open_stdio` flag: protect the protocol stream from stray
  * output. The transport writes to a private duplicate of descriptor 1
@@ -112,7 +120,7 @@
 #define MCP_TRANSPORT_GUARD_STDOUT (1 << 1)
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * `mcp_transport_spawn` flag (Linux): the server is sent SIGKILL when the
  * thread that spawned it ends (the host exits or crashes), through
@@ -120,6 +128,15 @@
  * server should. Elsewhere `MCP_STATUS_INVALID_ARGUMENT`.
  */
 #define MCP_TRANSPORT_KILL_ON_HOST_EXIT (1 << 2)
+#endif
+
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/**
+ * `mcp_transport_spawn` flag (Windows): a console program gets a console
+ * window (by default it gets none, `CREATE_NO_WINDOW`, so that no window
+ * flashes from a GUI host). Elsewhere `MCP_STATUS_INVALID_ARGUMENT`.
+ */
+#define MCP_TRANSPORT_CONSOLE_WINDOW (1 << 3)
 #endif
 
 /**
@@ -362,7 +379,7 @@ typedef int32_t McpEventKind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * How a spawned server's environment starts, before the
  * `mcp_command_env` entries are laid over it.
@@ -372,23 +389,27 @@ enum McpEnvMode
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
   /**
    * Only the host's variables that a server needs to run and no secret:
    * `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` (the MCP SDKs'
    * list), and `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR` (so that text,
    * times and temporary files behave as on the host). Values that start
-   * with `()` (exported shell functions) are left out. The default.
+   * with `()` (exported shell functions) are left out. On Windows:
+   * `APPDATA`, `COMSPEC`, `HOMEDRIVE`, `HOMEPATH`, `LOCALAPPDATA`, `PATH`,
+   * `PATHEXT`, `PROCESSOR_ARCHITECTURE`, `PROGRAMFILES`, `SYSTEMDRIVE`,
+   * `SYSTEMROOT`, `TEMP`, `TMP`, `USERNAME`, `USERPROFILE`, `WINDIR`
+   * (names compared without case). The default.
    */
   MCP_ENV_DEFAULT = 0,
 #endif
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
   /**
    * Every variable of the host.
    */
   MCP_ENV_INHERIT = 1,
 #endif
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
   /**
    * No variable: only the `mcp_command_env` entries.
    */
@@ -404,7 +425,7 @@ typedef int32_t McpEnvMode;
 #endif // __cplusplus
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Where a spawned server's stderr goes.
  */
@@ -413,7 +434,7 @@ enum McpStderrMode
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
   /**
    * To the host as `MCP_EVENT_STDERR` events, one per line (the default).
    * Always drained, so a chatty server never blocks on it; lines longer
@@ -423,15 +444,15 @@ enum McpStderrMode
    */
   MCP_STDERR_EVENTS = 0,
 #endif
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
   /**
    * The host's own stderr.
    */
   MCP_STDERR_INHERIT = 1,
 #endif
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
   /**
-   * Nowhere (`/dev/null`).
+   * Nowhere (`/dev/null`, `NUL` on Windows).
    */
   MCP_STDERR_DISCARD = 2,
 #endif
@@ -445,7 +466,7 @@ typedef int32_t McpStderrMode;
 #endif // __cplusplus
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * A command to spawn as an MCP server (opaque): create it with
  * `mcp_command_new`, add to it, pass it to `mcp_transport_spawn` (as often
@@ -663,7 +684,7 @@ extern "C" {
  */
 void mcp_buffer_free(struct McpBuffer *buf);
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Creates a command that runs `program`: a name looked up in the `PATH`
  * the server will get (after the environment mode and the overlays; the
@@ -683,7 +704,7 @@ void mcp_buffer_free(struct McpBuffer *buf);
 struct McpCommand *mcp_command_new(const char *program);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Appends one argument (copied; any bytes but NUL).
  *
@@ -696,7 +717,7 @@ McpStatus mcp_command_arg(struct McpCommand *cmd,
                           const char *arg);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Sets the variable `name` to `value` in the server's environment, over
  * what the mode gives; `value` NULL removes `name`. Later calls for the
@@ -714,7 +735,7 @@ McpStatus mcp_command_env(struct McpCommand *cmd,
                           const char *value);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Sets how the server's environment starts: an `McpEnvMode`.
  *
@@ -728,7 +749,7 @@ McpStatus mcp_command_env_mode(struct McpCommand *cmd,
                                int32_t mode);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Sets the server's working directory (copied; a relative one is taken
  * from the host's; checked when spawning: a missing one is
@@ -744,7 +765,7 @@ McpStatus mcp_command_cwd(struct McpCommand *cmd,
                           const char *dir);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Sets where the server's stderr goes: an `McpStderrMode`.
  *
@@ -758,7 +779,7 @@ McpStatus mcp_command_stderr(struct McpCommand *cmd,
                              int32_t mode);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Frees a command (transports spawned from it are not affected). NULL is
  * a no-op.
@@ -1263,7 +1284,7 @@ McpStatus mcp_transport_next_event(struct McpTransport *t,
                                    int32_t timeout_ms,
                                    struct McpEvent *ev);
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
 /**
  * Creates a transport that reads the peer's messages from `read_fd` and
  * writes to `write_fd`: two pipes, a socket (pass it twice), a tty. The
@@ -1299,7 +1320,7 @@ McpStatus mcp_transport_open_fds(int read_fd,
                                  struct McpTransport **out);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
 /**
  * Creates a transport on the process's own stdin and stdout: for an MCP
  * server. Descriptors 0 and 1 are borrowed (never closed; their flags,
@@ -1324,7 +1345,7 @@ McpStatus mcp_transport_open_stdio(uint32_t flags,
                                    struct McpTransport **out);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
 /**
  * For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
  * the descriptors to wait on now (`POLLIN` for the peer's bytes and for
@@ -1607,7 +1628,7 @@ McpStatus mcp_transport_cancel(struct McpTransport *t,
 McpStatus mcp_transport_close(struct McpTransport *t,
                               uint32_t grace_ms);
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * Starts an MCP server as a child process and returns a transport on its
  * stdin and stdout. The program is looked up in the `PATH` the server
@@ -1672,7 +1693,25 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  *   whatever the host closed (`/dev/null` as stderr with
  *   `MCP_STDERR_INHERIT` in a host without one).
  *
- * `flags`: 0 or `MCP_TRANSPORT_KILL_ON_HOST_EXIT`.
+ * Windows: the program is found in the server's `PATH` with its
+ * `PATHEXT` (`npx` is `npx.cmd`); a `.cmd` or `.bat` runs through
+ * `cmd.exe` with its arguments escaped so that none can inject a command
+ * (one that cannot be escaped, a line break, gives
+ * `MCP_STATUS_INVALID_ARGUMENT`). The server gets exactly its three stdio
+ * handles (`PROC_THREAD_ATTRIBUTE_HANDLE_LIST`) and is in a Job Object
+ * with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE` from its first instruction,
+ * held by the transport: everything the server starts joins it, and the
+ * host's exit, however it happens, ends the whole tree. There is no
+ * SIGTERM: `mcp_transport_close` closes the server's stdin and terminates
+ * the job at `grace_ms` (exit code 1; `term_signal` is always 0). No
+ * console window, unless `MCP_TRANSPORT_CONSOLE_WINDOW`. Nothing is killed
+ * by process id. Another component of the host that starts a process with
+ * inheritable handles and no handle list during the spawn could inherit
+ * the server's pipe ends (they are inheritable for the duration of the
+ * `CreateProcessW` call only).
+ *
+ * `flags`: 0, `MCP_TRANSPORT_KILL_ON_HOST_EXIT` (Linux),
+ * `MCP_TRANSPORT_CONSOLE_WINDOW` (Windows).
  *
  * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
  * started and nothing left behind (no process, no descriptor):
@@ -1691,10 +1730,10 @@ McpStatus mcp_transport_spawn(const struct McpCommand *cmd,
                               struct McpTransport **out);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
- * The spawned server's process id (also its process group's), or -1 for
- * a transport that spawned nothing, and for NULL. Any thread.
+ * The spawned server's process id (on POSIX also its process group's), or
+ * -1 for a transport that spawned nothing, and for NULL. Any thread.
  *
  * # Safety
  * `t` is NULL or a live transport.
@@ -1702,7 +1741,7 @@ McpStatus mcp_transport_spawn(const struct McpCommand *cmd,
 int32_t mcp_transport_pid(const struct McpTransport *t);
 #endif
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * The bytes of the spawned server's stderr lines dropped because more
  * than 1 MiB waited undelivered (newlines included); 0 for NULL and for

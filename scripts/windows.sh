@@ -64,14 +64,16 @@ CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
 # (target/x86_64-pc-windows-gnu/debug: cargo test of some suites does not
 # make them, so they are built here), each run from a directory of its own:
 # the DLL beside the one that needs it, none beside the static one.
-c_tests=(test_args test_encode test_envelope test_flags_jsonrpc test_limits test_meta test_reader)
+c_tests=(c/test_args c/test_encode c/test_envelope c/test_flags_jsonrpc c/test_limits c/test_meta
+    c/test_reader windows/test_spawn)
 lib=target/x86_64-pc-windows-gnu/debug
 cargo build --target x86_64-pc-windows-gnu --lib || status=1
 out=target/wine-c
 rm -rf "$out" && mkdir -p "$out/dll" "$out/static"
 cp "$lib/mcp_stdio.dll" "$out/dll/"
 native_libs=(-lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp) # cargo's native-static-libs
-for t in "${c_tests[@]}"; do
+for src in "${c_tests[@]}"; do
+    t=${src#*/}
     for kind in dll static; do
         exe="$out/$kind/$t.exe"
         if [ "$kind" = dll ]; then
@@ -79,7 +81,7 @@ for t in "${c_tests[@]}"; do
         else
             link=("$lib/libmcp_stdio.a" "${native_libs[@]}")
         fi
-        if ! x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -Iinclude "tests/c/$t.c" \
+        if ! x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -Iinclude "tests/$src.c" \
             "${link[@]}" -o "$exe"; then
             echo "windows: $t ($kind): does not build"
             status=1

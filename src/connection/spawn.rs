@@ -55,6 +55,6 @@ impl Connection {
         if !cmd.names_valid() {
             return Err(Error::InvalidArgument);
         }
-        Connection::spawn_with(cmd, cmd.kill_on_host_exit)
+        Connection::spawn_with(cmd, cmd.kill_on_host_exit, cmd.console_window)
     }
 }

@@ -1,9 +1,8 @@
 //! `McpCommand`: what `mcp_transport_spawn` starts, built like
 //! `std::process::Command` (program, arguments, environment, directory,
-//! stderr). POSIX only.
+//! stderr). POSIX and Windows.
 
-use std::ffi::{c_char, CStr, OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{c_char, CStr, OsString};
 use std::path::PathBuf;
 use std::ptr;
 
@@ -21,7 +20,11 @@ pub enum McpEnvMode {
     /// `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` (the MCP SDKs'
     /// list), and `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR` (so that text,
     /// times and temporary files behave as on the host). Values that start
-    /// with `()` (exported shell functions) are left out. The default.
+    /// with `()` (exported shell functions) are left out. On Windows:
+    /// `APPDATA`, `COMSPEC`, `HOMEDRIVE`, `HOMEPATH`, `LOCALAPPDATA`, `PATH`,
+    /// `PATHEXT`, `PROCESSOR_ARCHITECTURE`, `PROGRAMFILES`, `SYSTEMDRIVE`,
+    /// `SYSTEMROOT`, `TEMP`, `TMP`, `USERNAME`, `USERPROFILE`, `WINDIR`
+    /// (names compared without case). The default.
     MCP_ENV_DEFAULT = 0,
     /// Every variable of the host.
     MCP_ENV_INHERIT = 1,
@@ -42,7 +45,7 @@ pub enum McpStderrMode {
     MCP_STDERR_EVENTS = 0,
     /// The host's own stderr.
     MCP_STDERR_INHERIT = 1,
-    /// Nowhere (`/dev/null`).
+    /// Nowhere (`/dev/null`, `NUL` on Windows).
     MCP_STDERR_DISCARD = 2,
 }
 
@@ -63,7 +66,14 @@ unsafe fn os_string(text: *const c_char) -> Result<OsString, McpStatus> {
     }
     // SAFETY: non-null and NUL-terminated, by the caller's contract.
     let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
-    Ok(OsStr::from_bytes(bytes).to_os_string())
+    #[cfg(unix)]
+    return Ok(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).to_os_string());
+    // Windows: UTF-8, converted to UTF-16 for the system.
+    #[cfg(windows)]
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(OsString::from(text)),
+        Err(_) => Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT),
+    }
 }
 
 /// Runs `change` on the command behind `cmd` (NULL: `MCP_STATUS_NULL_ARGUMENT`).
@@ -151,7 +161,7 @@ pub unsafe extern "C" fn mcp_command_env(
         unsafe {
             with_command(cmd, |cmd| {
                 let name = os_string(name)?;
-                if name.is_empty() || name.as_bytes().contains(&b'=') {
+                if name.is_empty() || name.as_encoded_bytes().contains(&b'=') {
                     return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
                 }
                 let value = if value.is_null() {

@@ -11,7 +11,7 @@ mod boundary;
 mod slice;
 
 mod buffer;
-#[cfg(unix)]
+#[cfg(os_io)]
 mod command;
 mod encode;
 #[cfg(unix)]
@@ -26,7 +26,7 @@ mod status;
 mod version;
 
 pub use buffer::{mcp_buffer_free, McpBuffer};
-#[cfg(unix)]
+#[cfg(os_io)]
 pub use command::{
     mcp_command_arg, mcp_command_cwd, mcp_command_env, mcp_command_env_mode, mcp_command_free,
     mcp_command_new, mcp_command_stderr, McpCommand, McpEnvMode, McpStderrMode,
@@ -52,15 +52,15 @@ pub use transport::{
     mcp_transport_set_max_line_len, mcp_transport_set_max_queued, mcp_transport_take_output,
     McpEvent, McpEventKind, McpTransport, MCP_TRANSPORT_DEFAULT_MAX_QUEUED,
 };
-#[cfg(unix)]
+#[cfg(all(os_io, unix))]
 pub use transport::{
     mcp_transport_open_fds, mcp_transport_open_stdio, mcp_transport_poll_fds,
     MCP_TRANSPORT_BORROW_FDS, MCP_TRANSPORT_GUARD_STDOUT, MCP_TRANSPORT_MAX_POLL_FDS,
 };
-#[cfg(unix)]
+#[cfg(os_io)]
 pub use transport::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
-    MCP_TRANSPORT_KILL_ON_HOST_EXIT,
+    MCP_TRANSPORT_CONSOLE_WINDOW, MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
 pub use version::{
     mcp_stdio_abi_version, mcp_stdio_simd_level, mcp_stdio_version, MCP_STDIO_ABI_VERSION,

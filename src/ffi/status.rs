@@ -79,9 +79,20 @@ impl From<Error> for McpStatus {
                 super::fd::set_errno(code);
                 McpStatus::MCP_STATUS_SPAWN_FAILED
             }
-            #[cfg(not(unix))]
+            // Windows: `GetLastError()` gives the code.
+            #[cfg(windows)]
+            Error::Os(code) => {
+                crate::sys::windows::set_last_error(code);
+                McpStatus::MCP_STATUS_IO_ERROR
+            }
+            #[cfg(windows)]
+            Error::SpawnFailed(code) => {
+                crate::sys::windows::set_last_error(code);
+                McpStatus::MCP_STATUS_SPAWN_FAILED
+            }
+            #[cfg(not(any(unix, windows)))]
             Error::Os(_) => McpStatus::MCP_STATUS_IO_ERROR,
-            #[cfg(not(unix))]
+            #[cfg(not(any(unix, windows)))]
             Error::SpawnFailed(_) => McpStatus::MCP_STATUS_SPAWN_FAILED,
         }
     }

@@ -15,7 +15,10 @@ pub enum EnvMode {
     /// Only the host's variables that a server needs to run and no secret:
     /// `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER` (the MCP SDKs'
     /// list), and `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR`. Values that
-    /// start with `()` (exported shell functions) are left out. The default.
+    /// start with `()` (exported shell functions) are left out. On Windows
+    /// the list is Windows' own (`SYSTEMROOT`, `COMSPEC`, `PATHEXT`, `TEMP`,
+    /// `USERPROFILE`, `APPDATA`, `LOCALAPPDATA` and the like: see
+    /// `docs/windows.md`), names compared without case. The default.
     #[default]
     Default,
     /// Every variable of the host.
@@ -36,9 +39,10 @@ pub enum StderrMode {
     /// dropped and counted ([`Connection::stderr_dropped`](crate::Connection::stderr_dropped)).
     #[default]
     Events,
-    /// The host's own stderr (`/dev/null` when the host has none).
+    /// The host's own stderr (`/dev/null`, `NUL` on Windows, when the host
+    /// has none).
     Inherit,
-    /// Nowhere (`/dev/null`).
+    /// Nowhere (`/dev/null`, `NUL` on Windows).
     Discard,
 }
 
@@ -81,7 +85,6 @@ pub struct Command {
     /// Linux: SIGKILL when the spawning thread ends (`PR_SET_PDEATHSIG`).
     pub(crate) kill_on_host_exit: bool,
     /// Windows: a console program gets a console window.
-    #[cfg_attr(not(windows), allow(dead_code))]
     pub(crate) console_window: bool,
 }
 

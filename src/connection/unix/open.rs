@@ -90,8 +90,12 @@ impl Connection {
     }
 
     /// [`spawn`](Connection::spawn), the PDEATHSIG choice given apart (the
-    /// C face's flag).
-    pub(crate) fn spawn_with(cmd: &Command, kill_on_host_exit: bool) -> Result<Connection, Error> {
+    /// C face's flag); `console_window` means nothing on POSIX.
+    pub(crate) fn spawn_with(
+        cmd: &Command,
+        kill_on_host_exit: bool,
+        _console_window: bool,
+    ) -> Result<Connection, Error> {
         if kill_on_host_exit && !cfg!(any(target_os = "linux", target_os = "android")) {
             return Err(Error::InvalidArgument);
         }

@@ -12,10 +12,15 @@ use crate::sys::windows::stream::Reader;
 use crate::transport::Transport;
 
 impl Connection {
-    /// [`spawn`](Connection::spawn), `kill_on_host_exit` given apart (the C
-    /// face's flag): Linux only, refused here. A host's exit kills the tree
-    /// anyway, through the job.
-    pub(crate) fn spawn_with(cmd: &Command, kill_on_host_exit: bool) -> Result<Connection, Error> {
+    /// [`spawn`](Connection::spawn), the C face's flags given apart:
+    /// `kill_on_host_exit` is Linux's, refused here (a host's exit kills the
+    /// tree anyway, through the job); `console_window` as
+    /// [`Command::console_window`].
+    pub(crate) fn spawn_with(
+        cmd: &Command,
+        kill_on_host_exit: bool,
+        console_window: bool,
+    ) -> Result<Connection, Error> {
         if kill_on_host_exit {
             return Err(Error::InvalidArgument);
         }
@@ -24,7 +29,7 @@ impl Connection {
             None if e.kind() == std::io::ErrorKind::InvalidInput => Error::InvalidArgument,
             None => Error::from(e),
         };
-        let launched = start(cmd).map_err(failed)?;
+        let launched = start(cmd, console_window).map_err(failed)?;
         let stderr = match launched.stderr {
             Some(pipe) => Some(StderrLines::new(
                 Reader::new(pipe, crate::process::stderr::READ).map_err(failed)?,

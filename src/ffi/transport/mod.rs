@@ -8,15 +8,15 @@
 //! - `memory.rs`: a memory transport's bytes in and out;
 //! - `events.rs`: `next_event`, `next_deadline`;
 //! - `fds.rs` (POSIX): `open_fds`, `open_stdio`, `poll_fds`;
-//! - `spawn.rs` (POSIX): `spawn`, `pid`, `stderr_dropped`.
+//! - `spawn.rs` (POSIX and Windows): `spawn`, `pid`, `stderr_dropped`.
 
 mod event;
 mod events;
-#[cfg(unix)]
+#[cfg(all(os_io, unix))]
 mod fds;
 mod memory;
 mod send;
-#[cfg(unix)]
+#[cfg(os_io)]
 mod spawn;
 
 use std::alloc::{alloc, dealloc, Layout};
@@ -31,7 +31,7 @@ use crate::Connection;
 
 pub use event::{McpEvent, McpEventKind};
 pub use events::{mcp_transport_next_deadline, mcp_transport_next_event};
-#[cfg(unix)]
+#[cfg(all(os_io, unix))]
 pub use fds::{
     mcp_transport_open_fds, mcp_transport_open_stdio, mcp_transport_poll_fds,
     MCP_TRANSPORT_BORROW_FDS, MCP_TRANSPORT_GUARD_STDOUT, MCP_TRANSPORT_MAX_POLL_FDS,
@@ -44,10 +44,10 @@ pub use send::{
     mcp_transport_cancel, mcp_transport_close, mcp_transport_notify, mcp_transport_request,
     mcp_transport_respond, mcp_transport_respond_error, mcp_transport_send,
 };
-#[cfg(unix)]
+#[cfg(os_io)]
 pub use spawn::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
-    MCP_TRANSPORT_KILL_ON_HOST_EXIT,
+    MCP_TRANSPORT_CONSOLE_WINDOW, MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
 
 /// The output queue's bound in a new transport, in bytes: 64 MiB.

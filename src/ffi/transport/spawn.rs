@@ -10,6 +10,11 @@ use crate::Connection;
 /// server should. Elsewhere `MCP_STATUS_INVALID_ARGUMENT`.
 pub const MCP_TRANSPORT_KILL_ON_HOST_EXIT: u32 = 1 << 2;
 
+/// `mcp_transport_spawn` flag (Windows): a console program gets a console
+/// window (by default it gets none, `CREATE_NO_WINDOW`, so that no window
+/// flashes from a GUI host). Elsewhere `MCP_STATUS_INVALID_ARGUMENT`.
+pub const MCP_TRANSPORT_CONSOLE_WINDOW: u32 = 1 << 3;
+
 /// Starts an MCP server as a child process and returns a transport on its
 /// stdin and stdout. The program is looked up in the `PATH` the server
 /// gets (see `mcp_command_new`); it runs in its own process group, with an
@@ -73,7 +78,25 @@ pub const MCP_TRANSPORT_KILL_ON_HOST_EXIT: u32 = 1 << 2;
 ///   whatever the host closed (`/dev/null` as stderr with
 ///   `MCP_STDERR_INHERIT` in a host without one).
 ///
-/// `flags`: 0 or `MCP_TRANSPORT_KILL_ON_HOST_EXIT`.
+/// Windows: the program is found in the server's `PATH` with its
+/// `PATHEXT` (`npx` is `npx.cmd`); a `.cmd` or `.bat` runs through
+/// `cmd.exe` with its arguments escaped so that none can inject a command
+/// (one that cannot be escaped, a line break, gives
+/// `MCP_STATUS_INVALID_ARGUMENT`). The server gets exactly its three stdio
+/// handles (`PROC_THREAD_ATTRIBUTE_HANDLE_LIST`) and is in a Job Object
+/// with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE` from its first instruction,
+/// held by the transport: everything the server starts joins it, and the
+/// host's exit, however it happens, ends the whole tree. There is no
+/// SIGTERM: `mcp_transport_close` closes the server's stdin and terminates
+/// the job at `grace_ms` (exit code 1; `term_signal` is always 0). No
+/// console window, unless `MCP_TRANSPORT_CONSOLE_WINDOW`. Nothing is killed
+/// by process id. Another component of the host that starts a process with
+/// inheritable handles and no handle list during the spawn could inherit
+/// the server's pipe ends (they are inheritable for the duration of the
+/// `CreateProcessW` call only).
+///
+/// `flags`: 0, `MCP_TRANSPORT_KILL_ON_HOST_EXIT` (Linux),
+/// `MCP_TRANSPORT_CONSOLE_WINDOW` (Windows).
 ///
 /// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
 /// started and nothing left behind (no process, no descriptor):
@@ -103,6 +126,8 @@ pub unsafe extern "C" fn mcp_transport_spawn(
         }
         let known = if cfg!(any(target_os = "linux", target_os = "android")) {
             MCP_TRANSPORT_KILL_ON_HOST_EXIT
+        } else if cfg!(windows) {
+            MCP_TRANSPORT_CONSOLE_WINDOW
         } else {
             0
         };
@@ -110,7 +135,9 @@ pub unsafe extern "C" fn mcp_transport_spawn(
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
         let kill_on_host_exit = flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0;
-        match McpTransport::make(|| Connection::spawn_with(&cmd.0, kill_on_host_exit)) {
+        let console_window = flags & MCP_TRANSPORT_CONSOLE_WINDOW != 0;
+        let spawn = || Connection::spawn_with(&cmd.0, kill_on_host_exit, console_window);
+        match McpTransport::make(spawn) {
             Ok(raw) => {
                 // SAFETY: `out` is non-null and writable, by the caller's contract.
                 unsafe { out.write(raw) };
@@ -122,8 +149,8 @@ pub unsafe extern "C" fn mcp_transport_spawn(
     })
 }
 
-/// The spawned server's process id (also its process group's), or -1 for
-/// a transport that spawned nothing, and for NULL. Any thread.
+/// The spawned server's process id (on POSIX also its process group's), or
+/// -1 for a transport that spawned nothing, and for NULL. Any thread.
 ///
 /// # Safety
 /// `t` is NULL or a live transport.

@@ -117,7 +117,7 @@ fn windows_invalid() -> std::os::windows::io::RawHandle {
 /// where there is one (`ERROR_FILE_NOT_FOUND` for a program not found,
 /// `ERROR_DIRECTORY` for a working directory that is not one), else
 /// `InvalidInput` with what was wrong.
-pub(crate) fn start(cmd: &Command) -> io::Result<Launched> {
+pub(crate) fn start(cmd: &Command, console_window: bool) -> io::Result<Launched> {
     let vars = environment(cmd);
     let cwd = working_dir(cmd)?;
     let cwd_wide = wide(cwd.as_os_str());
@@ -172,7 +172,7 @@ pub(crate) fn start(cmd: &Command) -> io::Result<Launched> {
                 stdout.theirs.as_handle(),
                 stderr_theirs,
             ],
-            no_window: !cmd.console_window,
+            no_window: !console_window,
         },
         &job,
     )?;

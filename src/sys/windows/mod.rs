@@ -16,3 +16,10 @@ pub(crate) mod pipe;
 pub(crate) mod spawn;
 pub(crate) mod stream;
 pub(crate) mod wake;
+
+/// Sets the calling thread's last-error code (`GetLastError()`), as the C
+/// face promises with `MCP_STATUS_IO_ERROR` and `MCP_STATUS_SPAWN_FAILED`.
+pub(crate) fn set_last_error(code: i32) {
+    // SAFETY: sets a value of the calling thread; no pointer.
+    unsafe { windows_sys::Win32::Foundation::SetLastError(code as u32) };
+}
