@@ -233,6 +233,7 @@ impl LineReader {
 
     /// A complete line (or a too-long report) waits to be taken: reading
     /// more now would only grow the buffer.
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn line_waiting(&self) -> bool {
         self.pos < self.tail || !self.events.is_empty()
     }

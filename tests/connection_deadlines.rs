@@ -12,7 +12,7 @@
 //! a `next_event` that gives nothing must also not give up before its
 //! timeout.
 
-#![cfg(unix)]
+#![cfg(all(unix, os_io))]
 
 #[path = "connection_common/mod.rs"]
 mod common;

@@ -13,7 +13,7 @@
 //! (they count descriptors, or set a variable of the process's
 //! environment): those take [`exclusive`], every other test [`shared`].
 
-#![cfg(unix)]
+#![cfg(all(unix, os_io))]
 
 #[path = "connection_common/mod.rs"]
 mod common;

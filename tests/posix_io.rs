@@ -1,6 +1,6 @@
 //! The POSIX I/O helpers through the C ABI: pipes, socketpairs, non-blocking
 //! descriptors, end of file, errors. (Signals: tests/posix_signals.rs.)
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 use std::ffi::c_int;
 use std::ptr;

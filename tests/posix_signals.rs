@@ -1,7 +1,7 @@
 //! The POSIX I/O helpers and signals, in a process of their own (these tests
 //! change process-wide signal dispositions): no death by SIGPIPE, and reads
 //! interrupted by a signal are retried.
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 use std::ffi::c_int;
 use std::sync::Mutex;

@@ -8,7 +8,7 @@
 //! and bytes of every item, in order), and every line carries its sequence
 //! number, checked on arrival: nothing lost, nothing duplicated, order kept.
 //! Prints the throughput (`--nocapture`).
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 mod common;
 

@@ -8,7 +8,7 @@
 //! chunk), and through a pipe with `mcp_write_all` / `mcp_line_reader_read_fd`.
 //! Alone in its file: each integration test file is its own process, so the
 //! peak RSS is this test's. Prints its numbers (`--nocapture`).
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 use std::ffi::c_int;
 use std::num::NonZeroUsize;

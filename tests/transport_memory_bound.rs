@@ -29,7 +29,7 @@
 //! at 64 MiB above the start, well past the bound. Run with `--nocapture`
 //! for the numbers. The tests take turns (one lock): the allocator counts
 //! every thread.
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 mod peak_allocator;
 

@@ -9,7 +9,7 @@
 //! `MCP_EVENT_CLOSED`. Once with one thread per transport waiting in
 //! `next_event`, once in a single thread driving both from one poll(2) on
 //! their `mcp_transport_poll_fds` sets, as an event loop does.
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 use std::ffi::c_int;
 use std::thread;

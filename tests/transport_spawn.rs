@@ -15,7 +15,7 @@
 //! tests take turns (one lock): they count this process's descriptors and
 //! measure times, which other tests running meanwhile would disturb.
 //! Run with `--nocapture` for the table of shutdown times.
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard};

@@ -7,7 +7,7 @@
 //! was sent; a request's new deadline or a close must end a wait that had
 //! none. Every send that said OK is on the wire exactly once; none after a
 //! close. Meant for ThreadSanitizer too (`scripts/test.sh tsan`).
-#![cfg(all(unix, feature = "capi"))]
+#![cfg(all(unix, os_io, feature = "capi"))]
 
 use std::collections::HashSet;
 use std::ffi::c_int;

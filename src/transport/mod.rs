@@ -317,7 +317,7 @@ impl Transport {
     /// transport: `fill` appends at most `max` bytes to the vector it is
     /// given (the reader's buffer, with room reserved). Errors as `receive`
     /// (`fill` not called).
-    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn receive_with<T>(
         &mut self,
         max: usize,
@@ -331,7 +331,7 @@ impl Transport {
 
     /// Sends are over: `close` was called or the peer is gone. A driver
     /// ends its write side once the queue is written (or the grace is over).
-    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn closing(&self) -> bool {
         self.close_called || self.peer_ended || self.write_failed || self.done
     }
@@ -341,14 +341,14 @@ impl Transport {
     /// a process calls `receive_end` when the process is gone. The grace's
     /// instant is then only for the driver ([`close_at`](Self::close_at)),
     /// not a deadline of the transport.
-    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn set_ended_by_peer_only(&mut self) {
         self.ended_by_peer_only = true;
     }
 
     /// When the closing grace ends (`None`: `close` not called, or a grace
     /// too long to represent).
-    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn close_at(&self) -> Option<Instant> {
         self.close_at.filter(|_| self.close_called)
     }
@@ -357,13 +357,13 @@ impl Transport {
     /// little longer (to answer what came last, to write what is queued): a
     /// last line without a newline becomes a line, and
     /// [`receive_end`](Self::receive_end) follows when the driver is done.
-    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn finish_input(&mut self) -> Result<(), Error> {
         self.reader.finish()
     }
 
     /// Received lines not yet given as events (or a line not yet ended).
-    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn input_pending(&self) -> bool {
         self.reader.buffered_len() > 0
     }
@@ -371,7 +371,7 @@ impl Transport {
     /// A received line (or a too-long report) waits to be taken: a driver
     /// reads more only when none does, so that what it holds stays within
     /// the line limit and one read.
-    #[cfg_attr(not(all(unix, feature = "capi")), allow(dead_code))] // the C ABI's driver
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn line_waiting(&self) -> bool {
         self.reader.line_waiting()
     }

@@ -2,6 +2,9 @@
 //! raise SIGPIPE's default, the errno of the last failed call, new
 //! descriptors kept above 2, flags, poll(2), and the stdout guard.
 
+// Without `os_io` only the C face's descriptor helpers use this file.
+#![cfg_attr(not(os_io), allow(dead_code))]
+
 use std::ffi::c_int;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
