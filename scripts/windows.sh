@@ -120,6 +120,12 @@ fi
 printf '#include "mcp_stdio.hpp"\nint main() { mcp::LineReader r; return r.next() ? 1 : 0; }\n' >"$out/hpp.cpp"
 x86_64-w64-mingw32-g++ -std=c++17 -Wall -Wextra -Werror -Iinclude -c "$out/hpp.cpp" -o "$out/hpp.o" ||
     { echo "windows: mcp_stdio.hpp does not compile with mingw g++"; status=1; }
+# The CMake install for Windows (MinGW toolchain file), and consumers of it
+# (find_package, pkg-config, add_subdirectory; DLL and static) run under
+# Wine; it reuses this build's cargo directory.
+echo "== the CMake install for Windows, its consumers under Wine"
+MCP_STDIO_CARGO_TARGET_DIR="$PWD/target" bash tests/packaging/windows.sh || status=1
+
 # No test server left running: each test checks its own tree with markers;
 # this looks at the whole machine.
 if left=$(pgrep -af 'misbehave\.exe'); then
