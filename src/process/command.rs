@@ -62,7 +62,12 @@ pub(crate) const DEFAULT_ENV: [&str; 11] = [
 /// The server runs in its own process group (the shutdown signals reach
 /// what it starts), with an empty signal mask, every signal at its
 /// default, and no descriptor of the host but its stdin, stdout and
-/// stderr. The program is looked up in the `PATH` the server gets.
+/// stderr (with the portable POSIX build on musl and the BSDs, descriptors
+/// the host opened without close-on-exec may reach it: `posix_spawn` has no
+/// way to close them there). The program is looked up in the `PATH` the
+/// server gets. On Windows the server is in a Job Object instead of a
+/// process group, and gets exactly its three stdio handles (see
+/// [`Connection::spawn`](crate::Connection::spawn)).
 ///
 /// ```
 /// use mcp_stdio::{Command, EnvMode, StderrMode};

@@ -1,9 +1,14 @@
 //! Starting a server: its program found as `execvp` would, its pipes made
 //! above descriptor 2 (whatever the host closed), its stderr where the
-//! command says, its own process group.
+//! command says, its own process group. Linux forks and execs (through
+//! `std::process::Command`, with code of ours in the child); the portable
+//! POSIX build (macOS) uses posix_spawn(3), with no code of ours in the
+//! child, but for `kill_on_host_exit` (Linux only), which needs the fork.
 
 use std::ffi::{c_int, OsStr};
 use std::io;
+#[cfg(not(linux_apis))]
+use std::os::fd::AsFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -13,6 +18,8 @@ use std::process::{Command as StdCommand, Stdio};
 
 use super::command::{Command, StderrMode};
 use crate::sys::unix::fd::{above_stdio, is_open};
+#[cfg(not(linux_apis))]
+use crate::sys::unix::posix_spawn::{self, ChildStderr};
 use crate::sys::unix::spawn::prepare_child;
 
 /// `path` is a regular file this process may execute.
@@ -80,6 +87,8 @@ fn dev_null() -> io::Result<OwnedFd> {
 
 /// Starts the server `cmd` describes; its pid and our ends of its pipes.
 pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc::pid_t, Pipes)> {
+    // Refused off Linux by the caller: PR_SET_PDEATHSIG is Linux's only.
+    debug_assert!(!kill_on_host_exit || cfg!(any(target_os = "linux", target_os = "android")));
     let env = cmd.environment();
     let child_path = env
         .iter()
@@ -95,6 +104,11 @@ pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc:
     };
     let path = child_path.as_deref().or(host_path.as_deref());
     let program = resolve(&cmd.program, path, &base).map_err(io::Error::from_raw_os_error)?;
+    // PR_SET_PDEATHSIG has to be asked for in the child: fork and exec.
+    #[cfg(not(linux_apis))]
+    if !kill_on_host_exit {
+        return start_posix_spawn(cmd, &env, &program);
+    }
     let (stdin_child, stdin) = pipe()?;
     let (stdout, stdout_child) = pipe()?;
     let (stderr, stderr_child) = match cmd.stderr {
@@ -127,6 +141,55 @@ pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc:
     // closes the child's ends of the pipes here, so that their ends come.
     let pid = child.id() as libc::pid_t;
     drop(command);
+    Ok((
+        pid,
+        Pipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+    ))
+}
+
+/// [`start`] on the portable POSIX build, with posix_spawn(3): the same
+/// server as the fork and exec start (see `sys::unix::posix_spawn::spawn`
+/// for the one difference, the host's descriptors without close-on-exec
+/// on systems that cannot close them all), `program` the absolute path
+/// `resolve` found. No `std::process::Child`: the caller reaps by pid.
+#[cfg(not(linux_apis))]
+fn start_posix_spawn(
+    cmd: &Command,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    program: &Path,
+) -> io::Result<(libc::pid_t, Pipes)> {
+    let (stdin_child, stdin) = pipe()?;
+    let (stdout, stdout_child) = pipe()?;
+    let (stderr, stderr_child) = match cmd.stderr {
+        StderrMode::Events => {
+            let (ours, child) = pipe()?;
+            (Some(ours), Some(child))
+        }
+        StderrMode::Inherit | StderrMode::Discard => (None, None),
+    };
+    let child_stderr = match (&stderr_child, cmd.stderr) {
+        (Some(child), _) => ChildStderr::Fd(child.as_fd()),
+        // A host without a stderr gives none: /dev/null rather than a
+        // closed 2, which the server's first open file would take.
+        (None, StderrMode::Inherit) if is_open(2) => ChildStderr::Inherit,
+        (None, _) => ChildStderr::DevNull,
+    };
+    let pid = posix_spawn::spawn(&posix_spawn::Spawn {
+        program,
+        arg0: &cmd.program,
+        args: &cmd.args,
+        env,
+        cwd: cmd.cwd.as_deref(),
+        stdin: stdin_child.as_fd(),
+        stdout: stdout_child.as_fd(),
+        stderr: child_stderr,
+    })?;
+    // The child's ends close here, so that their ends come.
+    drop((stdin_child, stdout_child, stderr_child));
     Ok((
         pid,
         Pipes {

@@ -1,5 +1,7 @@
 //! The child's side of spawning a server: what runs between fork and exec
 //! (async-signal-safe calls only), installed on a `std::process::Command`.
+//! Linux's way; the portable POSIX build uses posix_spawn(3)
+//! (`posix_spawn.rs`) but for `kill_on_host_exit`, which is Linux's only.
 
 use std::ffi::c_int;
 use std::io;
