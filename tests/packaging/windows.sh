@@ -61,55 +61,13 @@ export WINEDEBUG=-all
 export WINEDLLOVERRIDES="mscoree,mshtml="
 WINE=$(command -v wine64 || echo /usr/lib/wine/wine64)
 
-# The version in Cargo.toml's [package] table.
-cargo_field() {
-    awk -v key="$1" '
-        /^[ \t]*\[/ { in_pkg = ($0 ~ /^[ \t]*\[package\][ \t]*$/) ; next }
-        in_pkg && $0 ~ "^[ \t]*" key "[ \t]*=" {
-            sub(/^[^=]*=[ \t]*"/, ""); sub(/".*$/, ""); print; exit
-        }' "$ROOT/Cargo.toml"
-}
+# The check harness and cargo_field, as in run.sh.
+# shellcheck source=tests/packaging/harness.sh
+source "$ROOT/tests/packaging/harness.sh"
+
 VERSION=$(cargo_field version)
 FULL_VERSION=${VERSION%%[-+]*}
 
-# ---------------------------------------------------------------------------
-# Harness (as in run.sh): each check runs in a subshell with `set -e`, its
-# output in a log that is shown only when it fails.
-passed=0
-failed=0
-n=0
-last_rc=0
-check() {
-    local name=$1; shift
-    n=$((n + 1))
-    local log="$WORK/logs/$n.log"
-    local rc=0
-    set +e
-    ( set -e; "$@" ) >"$log" 2>&1
-    rc=$?
-    set -e
-    if [ "$rc" -eq 0 ]; then
-        passed=$((passed + 1))
-        printf 'ok   %s\n' "$name"
-    else
-        failed=$((failed + 1))
-        printf 'FAIL %s\n' "$name"
-        tail -n 40 "$log" | sed 's/^/     | /'
-    fi
-    last_rc=$rc
-}
-summary() {
-    [ "${KEEP:-0}" = 1 ] && printf 'work dir kept: %s\n' "$WORK"
-    printf '%d passed, %d failed\n' "$passed" "$failed"
-    [ "$failed" -eq 0 ]
-}
-# A check the rest depends on: stop at once if it fails.
-require() {
-    check "$@"
-    if [ "$last_rc" -ne 0 ]; then summary; exit 1; fi
-}
-
-fail() { printf '%s\n' "$*" >&2; return 1; }
 # `cmd | has PATTERN`: grep that reads all its input (grep -q stops at the
 # first match, and under pipefail the writer's SIGPIPE would fail the pipe).
 has() { grep "$@" >/dev/null; }
