@@ -95,6 +95,21 @@ fn capi() {
          #endif\n\
          #if !defined(MCP_STDIO_HAS_PROCESSES) && !(defined(TARGET_OS_IPHONE) && TARGET_OS_IPHONE)\n\
          #define MCP_STDIO_HAS_PROCESSES 1\n\
+         #endif\n\
+         #if defined(_WIN32)\n\
+         #include <io.h>\n\
+         #include <stdio.h>\n\
+         /* Windows, with mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT): points the C */\n\
+         /* runtime's descriptor 1 (printf, puts) at stderr too, and closes the old stdout */\n\
+         /* handle, so that the host sees the end of the stream when the transport's write */\n\
+         /* side ends. The library cannot do it: each C runtime (UCRT, msvcrt) keeps its own */\n\
+         /* descriptor table, so this compiles into your code, against yours. Call it right */\n\
+         /* after the transport is open. 0, or -1 when the C runtime has no stderr (nothing */\n\
+         /* changed then). */\n\
+         static inline int mcp_stdio_crt_stdout_to_stderr(void) {{\n\
+         \x20   fflush(stdout);\n\
+         \x20   return _dup2(_fileno(stderr), _fileno(stdout));\n\
+         }}\n\
          #endif",
         env::var("CARGO_PKG_VERSION").expect("version"),
         version("MAJOR"),

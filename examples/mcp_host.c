@@ -74,6 +74,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(_WIN32)
+#include <windows.h> /* GetTickCount64 */
+#endif
 
 #include "mcp_stdio.h"
 
@@ -103,9 +106,13 @@ static const char *const LEGACY_VERSIONS[] = {"2025-11-25", "2025-06-18", "2025-
 
 static int64_t now_ms(void)
 {
+#if defined(_WIN32)
+    return (int64_t)GetTickCount64();
+#else
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+#endif
 }
 
 /* ------------------------------------------------------------------------ */

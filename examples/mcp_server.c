@@ -516,8 +516,10 @@ static void handle_event(Server *srv, const McpEvent *ev)
 int main(void)
 {
     /* The transport never raises SIGPIPE, but a closed stderr must not kill us
-     * either (log lines are written with stdio). */
+     * either (log lines are written with stdio). Windows has no SIGPIPE. */
+#if defined(SIGPIPE)
     signal(SIGPIPE, SIG_IGN);
+#endif
 
     Server srv = {0};
     McpStatus st = mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT, &srv.t);
@@ -527,6 +529,11 @@ int main(void)
                 io ? strerror(errno) : "");
         return 1;
     }
+#if defined(_WIN32)
+    /* The guard's last part on Windows: the C runtime's own stdout (printf)
+     * to stderr too. */
+    mcp_stdio_crt_stdout_to_stderr();
+#endif
     log_msg("ready (mcp-stdio %s)", mcp_stdio_version());
 
     int rc = 0;

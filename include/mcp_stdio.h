@@ -55,6 +55,21 @@
 #if !defined(MCP_STDIO_HAS_PROCESSES) && !(defined(TARGET_OS_IPHONE) && TARGET_OS_IPHONE)
 #define MCP_STDIO_HAS_PROCESSES 1
 #endif
+#if defined(_WIN32)
+#include <io.h>
+#include <stdio.h>
+/* Windows, with mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT): points the C */
+/* runtime's descriptor 1 (printf, puts) at stderr too, and closes the old stdout */
+/* handle, so that the host sees the end of the stream when the transport's write */
+/* side ends. The library cannot do it: each C runtime (UCRT, msvcrt) keeps its own */
+/* descriptor table, so this compiles into your code, against yours. Call it right */
+/* after the transport is open. 0, or -1 when the C runtime has no stderr (nothing */
+/* changed then). */
+static inline int mcp_stdio_crt_stdout_to_stderr(void) {
+    fflush(stdout);
+    return _dup2(_fileno(stderr), _fileno(stdout));
+}
+#endif
 
 /**
  * Flag for `mcp_encode`: escape every non-ASCII character (and DEL) as
@@ -104,20 +119,21 @@
 #define MCP_TRANSPORT_MAX_POLL_FDS 5
 #endif
 
-#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
+#if defined(_WIN32)
 /**
- * `mcp_transport_open_stdio` flag: protect the protocol stream from stray
- * output. The transport writes to a private duplicate of descriptor 1
- * (close-on-exec, above 2), and descriptor 1 is pointed at stderr (at
- * `/dev/null` in a process without one, started with `2>&-`), so a
- * `printf`, a library that logs to stdout or a child that inherits it can
- * no longer corrupt the stream. Descriptor 1 stays so after close and
- * free. When stdin and stdout are one socket (inetd style, `socat`), the
- * end of the transport's write side shuts the socket down for writing,
- * so the host sees the end of the stream although descriptor 0 keeps the
- * socket open.
+ * `mcp_transport_open_handles` flag: the caller keeps owning the handles.
+ * The transport never closes them.
  */
-#define MCP_TRANSPORT_GUARD_STDOUT (1 << 1)
+#define MCP_TRANSPORT_BORROW_HANDLES (1 << 0)
+#endif
+
+#if defined(_WIN32)
+/**
+ * The most handles `mcp_transport_poll_handles` gives: 5 (the read, the
+ * write, the wake event, and for a spawned server its stderr and its
+ * process).
+ */
+#define MCP_TRANSPORT_MAX_POLL_HANDLES 5
 #endif
 
 #if defined(MCP_STDIO_HAS_PROCESSES)
@@ -137,6 +153,32 @@
  * flashes from a GUI host). Elsewhere `MCP_STATUS_INVALID_ARGUMENT`.
  */
 #define MCP_TRANSPORT_CONSOLE_WINDOW (1 << 3)
+#endif
+
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/**
+ * `mcp_transport_open_stdio` flag: protect the protocol stream from stray
+ * output. The transport writes to a private duplicate of descriptor 1
+ * (close-on-exec, above 2), and descriptor 1 is pointed at stderr (at
+ * `/dev/null` in a process without one, started with `2>&-`), so a
+ * `printf`, a library that logs to stdout or a child that inherits it can
+ * no longer corrupt the stream. Descriptor 1 stays so after close and
+ * free. When stdin and stdout are one socket (inetd style, `socat`), the
+ * end of the transport's write side shuts the socket down for writing,
+ * so the host sees the end of the stream although descriptor 0 keeps the
+ * socket open.
+ *
+ * Windows: the transport writes to a private duplicate of the standard
+ * output handle, and the process's standard output handle is set to its
+ * standard error (`NUL` without one): `GetStdHandle`, Rust's `println!`
+ * and children started afterwards are covered. The C runtime's own
+ * descriptor 1 (`printf`, `puts`) is not the library's to reach: call
+ * `mcp_stdio_crt_stdout_to_stderr()` (an inline function of this header,
+ * compiled with your code against your C runtime) right after, which
+ * points it at stderr too and closes the old handle, so that the host
+ * sees the end of the stream when the transport's write side ends.
+ */
+#define MCP_TRANSPORT_GUARD_STDOUT (1 << 1)
 #endif
 
 /**
@@ -1322,31 +1364,6 @@ McpStatus mcp_transport_open_fds(int read_fd,
 
 #if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
 /**
- * Creates a transport on the process's own stdin and stdout: for an MCP
- * server. Descriptors 0 and 1 are borrowed (never closed; their flags,
- * made non-blocking meanwhile, are given back at free); with
- * `MCP_TRANSPORT_GUARD_STDOUT` the transport writes to its private
- * duplicate of descriptor 1 instead, which it owns: closing the transport
- * closes it, and the host sees the end of the stream.
- *
- * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
- * changed: `MCP_STATUS_NULL_ARGUMENT` (out NULL),
- * `MCP_STATUS_INVALID_ARGUMENT` (a flag other than
- * `MCP_TRANSPORT_GUARD_STDOUT`), `MCP_STATUS_IO_ERROR` (descriptor 0 or 1
- * is not open, or no descriptor is left; `errno` says why),
- * `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe, but descriptor 1 is process
- * state: call it once, early, before other threads write to stdout.
- * POSIX only.
- *
- * # Safety
- * `out` is NULL or points to writable memory for one pointer.
- */
-McpStatus mcp_transport_open_stdio(uint32_t flags,
-                                   struct McpTransport **out);
-#endif
-
-#if (defined(MCP_STDIO_HAS_PROCESSES) && defined(MCP_STDIO_HAS_POSIX_IO))
-/**
  * For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
  * the descriptors to wait on now (`POLLIN` for the peer's bytes and for
  * wake-ups by sends from other threads, `POLLOUT` when output is queued)
@@ -1379,6 +1396,70 @@ McpStatus mcp_transport_poll_fds(struct McpTransport *t,
                                  size_t cap,
                                  size_t *n,
                                  int32_t *timeout_ms);
+#endif
+
+#if defined(_WIN32)
+/**
+ * Windows: creates a transport that reads the peer's messages from
+ * `read` and writes to `write` (`HANDLE`s: pipes, a console, files; the
+ * counterpart of `mcp_transport_open_fds`). Any kind of handle works,
+ * opened without `FILE_FLAG_OVERLAPPED`: a thread per direction does the
+ * blocking reads and writes. Owned handles are closed by the transport
+ * (the write one once closing has written what it took); with
+ * `MCP_TRANSPORT_BORROW_HANDLES` they stay the caller's, and must stay
+ * open until the transport is freed, and for as long as its reading
+ * thread may still be blocked in a read (until the peer writes or ends
+ * its stream: the thread is not joined at free).
+ *
+ * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
+ * changed (the handles still the caller's): `MCP_STATUS_NULL_ARGUMENT`
+ * (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a handle NULL or
+ * `INVALID_HANDLE_VALUE`, or an unknown flag), `MCP_STATUS_OUT_OF_MEMORY`;
+ * or `MCP_STATUS_IO_ERROR` (a thread or an event could not be made;
+ * `GetLastError()` says why), after which owned handles were closed.
+ * Thread-safe. Windows only.
+ *
+ * # Safety
+ * `read` and `write` are live handles (owned by the transport from now on
+ * unless borrowed); `out` is NULL or points to writable memory for one
+ * pointer.
+ */
+McpStatus mcp_transport_open_handles(void *read,
+                                     void *write,
+                                     uint32_t flags,
+                                     struct McpTransport **out);
+#endif
+
+#if defined(_WIN32)
+/**
+ * Windows, for event loops (the counterpart of `mcp_transport_poll_fds`):
+ * fills `handles[0..*n]` with the `HANDLE`s to wait on now (events and a
+ * process handle: pass them to `WaitForMultipleObjects`, or register them
+ * with your loop) and `*timeout_ms` with the milliseconds to the
+ * transport's next deadline (rounded up; -1: none; 0: due now). Wait for
+ * any of them or the time, then call `mcp_transport_next_event(t, 0, &ev)`
+ * until it returns `MCP_STATUS_NO_MESSAGE`, and ask again: the set
+ * changes. Sends from other threads signal one of them. The handles are
+ * the transport's: do not close them; they stay valid until the next
+ * receiving call.
+ *
+ * A memory transport gives 0 handles. At most
+ * `MCP_TRANSPORT_MAX_POLL_HANDLES`. Returns `MCP_STATUS_OK`,
+ * `MCP_STATUS_NULL_ARGUMENT` (t, n or timeout_ms NULL, or handles NULL with
+ * `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap` too small: `*n` is set to
+ * the number needed) or `MCP_STATUS_POISONED`. `*n` is written on every
+ * return when `n` is not NULL. A receiving call: one thread at a time.
+ * Windows only.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `handles` is NULL or points to `cap`
+ * writable pointers; `n` and `timeout_ms` are NULL or writable.
+ */
+McpStatus mcp_transport_poll_handles(struct McpTransport *t,
+                                     void **handles,
+                                     size_t cap,
+                                     size_t *n,
+                                     int32_t *timeout_ms);
 #endif
 
 /**
@@ -1751,6 +1832,34 @@ int32_t mcp_transport_pid(const struct McpTransport *t);
  * `t` is NULL or a live transport.
  */
 uint64_t mcp_transport_stderr_dropped(const struct McpTransport *t);
+#endif
+
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/**
+ * Creates a transport on the process's own stdin and stdout: for an MCP
+ * server. Descriptors 0 and 1 are borrowed (never closed; their flags,
+ * made non-blocking meanwhile, are given back at free); with
+ * `MCP_TRANSPORT_GUARD_STDOUT` the transport writes to its private
+ * duplicate of descriptor 1 instead, which it owns: closing the transport
+ * closes it, and the host sees the end of the stream. Windows: the
+ * standard handles, borrowed, read and written by a thread each (the
+ * reading thread lives until stdin ends); `MCP_STATUS_IO_ERROR` with
+ * `GetLastError()` == `ERROR_FILE_NOT_FOUND` when the process has no
+ * stdin or stdout.
+ *
+ * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
+ * changed: `MCP_STATUS_NULL_ARGUMENT` (out NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (a flag other than
+ * `MCP_TRANSPORT_GUARD_STDOUT`), `MCP_STATUS_IO_ERROR` (descriptor 0 or 1
+ * is not open, or no descriptor is left; `errno` says why),
+ * `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe, but descriptor 1 is process
+ * state: call it once, early, before other threads write to stdout.
+ *
+ * # Safety
+ * `out` is NULL or points to writable memory for one pointer.
+ */
+McpStatus mcp_transport_open_stdio(uint32_t flags,
+                                   struct McpTransport **out);
 #endif
 
 /**

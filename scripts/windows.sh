@@ -16,8 +16,12 @@
 # the Windows backend spawning tests/windows/misbehave.c as a well-behaved
 # and as a misbehaving server), the C tests of tests/c that need no POSIX,
 # built with mingw-w64 against the DLL (through its import library) and
-# against the static library; the Go binding's tests, cross-built. The C++
-# wrapper is compiled with mingw's g++. At the end no misbehave.exe may be
+# against the static library, and tests/windows/test_spawn.c (spawn, the
+# event-loop handles, a transport on anonymous pipes, the stdout guard of
+# tests/windows/guarded_server.c); the demo (mcp_host.exe with
+# mcp_server.exe, directly and through a .cmd found by PATHEXT); the Go
+# binding's tests, cross-built; the CMake install for Windows. The C++
+# wrapper is compiled with mingw's g++. At the end no test server may be
 # left running (Wine's processes are processes of this machine: `ps` sees
 # them).
 set -euo pipefail
@@ -72,6 +76,12 @@ out=target/wine-c
 rm -rf "$out" && mkdir -p "$out/dll" "$out/static"
 cp "$lib/mcp_stdio.dll" "$out/dll/"
 native_libs=(-lkernel32 -lntdll -luserenv -lws2_32 -ldbghelp) # cargo's native-static-libs
+# The guarded server of test_spawn, linked statically (it needs no DLL
+# beside it, wherever it runs from).
+x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -Iinclude tests/windows/guarded_server.c \
+    "$lib/libmcp_stdio.a" "${native_libs[@]}" -o target/wine-bin/guarded_server.exe || status=1
+MCP_STDIO_GUARDED_SERVER=$("$wine" winepath -w "$PWD/target/wine-bin/guarded_server.exe" 2>/dev/null | tr -d '\r')
+export MCP_STDIO_GUARDED_SERVER
 for src in "${c_tests[@]}"; do
     t=${src#*/}
     for kind in dll static; do
@@ -95,6 +105,32 @@ for src in "${c_tests[@]}"; do
         fi
     done
 done
+# The demo: mcp_host.exe runs its session with mcp_server.exe, started
+# directly and through a .cmd wrapper that the host finds as `srv` in its
+# PATH with PATHEXT (WINEPATH puts the wrapper's directory first in the
+# PATH Wine gives the host).
+echo "== mcp_host.exe with mcp_server.exe, directly and through a .cmd"
+demo=target/wine-demo
+rm -rf "$demo" && mkdir -p "$demo/cmd"
+cp "$lib/mcp_stdio.dll" "$demo/"
+for p in mcp_host mcp_server; do
+    x86_64-w64-mingw32-gcc -std=c11 -O1 -Wall -Wextra -Werror -Iinclude -Iexamples "examples/$p.c" \
+        "$lib/libmcp_stdio.dll.a" -o "$demo/$p.exe" || status=1
+done
+printf '@"%%~dp0..\\mcp_server.exe" %%*\r\n' >"$demo/cmd/srv.cmd"
+server_path=$("$wine" winepath -w "$PWD/$demo/mcp_server.exe" 2>/dev/null | tr -d '\r')
+cmd_dir=$("$wine" winepath -w "$PWD/$demo/cmd" 2>/dev/null | tr -d '\r')
+for how in direct cmd; do
+    if [ "$how" = direct ]; then args=("$server_path"); path=; else args=(srv); path=$cmd_dir; fi
+    if result=$(cd "$demo" && WINEPATH="$path" timeout 120 "$wine" ./mcp_host.exe "${args[@]}" 2>&1) &&
+        grep -q '^ok: 4/4 expected responses' <<<"$result"; then
+        echo "windows: mcp_host.exe with mcp_server.exe ($how): $(tail -n 1 <<<"$result")"
+    else
+        printf '%s\nwindows: mcp_host.exe with mcp_server.exe (%s): FAILED\n' "$result" "$how"
+        status=1
+    fi
+done
+
 # The Go binding, cross-built (cgo with mingw-w64's gcc, linking the release
 # static library for Windows) and its tests run under Wine, without -race
 # (the race detector needs a Windows host). StartCommand and its tests are
@@ -128,7 +164,7 @@ MCP_STDIO_CARGO_TARGET_DIR="$PWD/target" bash tests/packaging/windows.sh || stat
 
 # No test server left running: each test checks its own tree with markers;
 # this looks at the whole machine.
-if left=$(pgrep -af 'misbehave\.exe'); then
+if left=$(pgrep -af 'misbehave\.exe|guarded_server\.exe|mcp_server\.exe|mcp_host\.exe'); then
     printf 'windows: test servers left running:\n%s\n' "$left"
     status=1
 else

@@ -50,7 +50,14 @@ mod tests {
             let plain = vec![b'x'; len];
             assert_eq!(first_newline(&plain), None);
             assert_eq!(last_newline(&plain), None);
-            for at in 0..len {
+            // Under Miri (a thousand times slower) the newline goes only
+            // where the search changes path: every lane of the first block,
+            // either side of every block boundary (and of the handover to
+            // memchr at 256), and the last bytes, where reads would overrun.
+            let ats = (0..len).filter(|&at| {
+                !cfg!(miri) || at < 33 || at % 32 == 0 || at % 32 == 31 || at + 33 > len
+            });
+            for at in ats {
                 let mut s = plain.clone();
                 s[at] = b'\n';
                 assert_eq!(first_newline(&s), Some(at), "len {len}");

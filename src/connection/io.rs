@@ -47,7 +47,7 @@ pub(crate) struct Io {
     caught_up: Option<Instant>,
     /// A spawned server behind the ends. Last: dropped after the pipes are
     /// closed (it kills what is left, and reaps it on POSIX).
-    process: Option<Server>,
+    pub(crate) process: Option<Server>,
 }
 
 impl Io {

@@ -38,6 +38,8 @@ pub(crate) use driver::{Exit, Taken, Wait};
 pub(crate) use unix::fds::{Desc, OpenFailed, MAX_POLL_FDS};
 #[cfg(all(os_io, unix, feature = "capi"))]
 pub(crate) use unix::poll::empty_set;
+#[cfg(all(windows, feature = "capi"))]
+pub(crate) use windows::wait::MAX_WAIT_HANDLES;
 
 /// The grace a connection dropped while open gets: 2 s.
 pub const DROP_GRACE: Duration = Duration::from_secs(2);

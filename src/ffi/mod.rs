@@ -54,9 +54,16 @@ pub use transport::{
 };
 #[cfg(all(os_io, unix))]
 pub use transport::{
-    mcp_transport_open_fds, mcp_transport_open_stdio, mcp_transport_poll_fds,
-    MCP_TRANSPORT_BORROW_FDS, MCP_TRANSPORT_GUARD_STDOUT, MCP_TRANSPORT_MAX_POLL_FDS,
+    mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS,
+    MCP_TRANSPORT_MAX_POLL_FDS,
 };
+#[cfg(windows)]
+pub use transport::{
+    mcp_transport_open_handles, mcp_transport_poll_handles, MCP_TRANSPORT_BORROW_HANDLES,
+    MCP_TRANSPORT_MAX_POLL_HANDLES,
+};
+#[cfg(os_io)]
+pub use transport::{mcp_transport_open_stdio, MCP_TRANSPORT_GUARD_STDOUT};
 #[cfg(os_io)]
 pub use transport::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,

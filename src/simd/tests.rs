@@ -89,7 +89,10 @@ struct MixedRuns;
 impl WithKernels for MixedRuns {
     type Output = ();
     fn run<K: Kernels>(self, k: K) {
-        for seed in 0..64usize {
+        // The runs repeat every 12 seeds (`seed * 13 % 12 == seed % 12`):
+        // Miri, which is slow, runs each distinct one once.
+        let seeds = if cfg!(miri) { 12 } else { 64usize };
+        for seed in 0..seeds {
             let run: [u8; 64] = std::array::from_fn(|j| {
                 [
                     b'a', b'"', 0xE2, b'\\', 0x05, 0xC3, b'z', 0x1F, 0x20, 0x7F, 0x80, 0xFF,
@@ -137,7 +140,12 @@ impl WithKernels for WhitespaceEnds {
                 Some(0x0C),
                 Some(0),
             ] {
-                for at in 0..len {
+                // Under Miri, the other byte at either side of each block
+                // boundary and at the ends only.
+                let ats = (0..len).filter(|&at| {
+                    !cfg!(miri) || at < 2 || at % 16 == 0 || at % 16 == 15 || at + 2 > len
+                });
+                for at in ats {
                     let mut text: Vec<u8> = (0..len).map(|j| b" \n\t\r"[j % 4]).collect();
                     if let Some(b) = other {
                         text[at] = b;

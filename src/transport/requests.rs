@@ -133,7 +133,7 @@ mod tests {
         let t0 = Instant::now();
         let mut r = Requests::default();
         // Fewer under Miri, which interprets every step; still many compactions.
-        let n: i64 = if cfg!(miri) { 400 } else { 10_000 };
+        let n: i64 = if cfg!(miri) { 256 } else { 10_000 };
         // Requests answered out of deadline order: their entries stay below the top.
         for id in 1..=n {
             r.reserve().unwrap();

@@ -1,13 +1,15 @@
 //! The handles of a connection (Windows): our overlapped ends of a spawned
-//! server's stdout and stdin, read and written without blocking, and the
-//! wake event for other threads. Where each side stands is
-//! `connection::io`'s.
+//! server's stdout and stdin, or any other handles (the process's own
+//! stdio, a caller's) through a thread per direction, read and written
+//! without blocking; and the wake event for other threads. Where each side
+//! stands is `connection::io`'s.
 
 use std::io;
 use std::os::windows::io::{BorrowedHandle, OwnedHandle};
 
 use crate::reader::READ_CHUNK;
 use crate::sys::windows::stream::{Reader, Writer};
+use crate::sys::windows::threaded::Source;
 use crate::sys::windows::wake::Wake;
 use crate::transport::Transport;
 
@@ -28,6 +30,16 @@ impl Handles {
         Ok(Handles {
             read: Reader::new(stdout, READ_CHUNK)?,
             write: Some(Writer::new(stdin)?),
+            wake: Wake::new()?,
+        })
+    }
+
+    /// Handles that are not ours to make overlapped: read and written by a
+    /// thread each.
+    pub(crate) fn threaded(read: Source, write: Source) -> io::Result<Handles> {
+        Ok(Handles {
+            read: Reader::threaded(read)?,
+            write: Some(Writer::threaded(write)?),
             wake: Wake::new()?,
         })
     }
@@ -72,8 +84,8 @@ impl Handles {
     }
 
     /// The events of the read and the write in flight.
-    pub(crate) fn wait_handles(&self) -> impl Iterator<Item = BorrowedHandle<'_>> + '_ {
-        let write = self.write.as_ref().and_then(Writer::event);
+    pub(crate) fn wait_handles(&mut self) -> impl Iterator<Item = BorrowedHandle<'_>> + '_ {
+        let write = self.write.as_mut().and_then(Writer::event);
         self.read.event().into_iter().chain(write)
     }
 }

@@ -20,7 +20,7 @@ pub(crate) const MAX_WAIT_HANDLES: usize = 5;
 impl Io {
     /// Fills `set` with the handles to wait on now; returns how many.
     pub(crate) fn wait_set(
-        &self,
+        &mut self,
         core: &Transport,
         set: &mut [RawHandle; MAX_WAIT_HANDLES],
     ) -> usize {
@@ -36,7 +36,7 @@ impl Io {
             for h in self.ends.wait_handles() {
                 add(h.as_raw_handle());
             }
-            if let Some(process) = self.process() {
+            if let Some(process) = self.process.as_ref() {
                 for h in process.wait_handles() {
                     add(h.as_raw_handle());
                 }
@@ -56,11 +56,13 @@ impl Shared {
         wake_at: Option<Instant>,
         now: Instant,
     ) -> Result<MutexGuard<'a, Inner>, Error> {
-        let Some(io) = &inner.io else {
+        let mut inner = inner;
+        let Inner { core, io, .. } = &mut *inner;
+        let Some(io) = io else {
             return Ok(inner);
         };
         let mut set = [std::ptr::null_mut(); MAX_WAIT_HANDLES];
-        let n = io.wait_set(&inner.core, &mut set);
+        let n = io.wait_set(core, &mut set);
         // The handles stay open while the lock is released: only this
         // thread, the one taking events, ends them.
         drop(inner);
@@ -80,5 +82,36 @@ impl Shared {
             Ok(_) => Ok(inner),
             Err(e) => Err(Error::from(e)),
         }
+    }
+}
+
+impl Shared {
+    /// For event loops: fills `set` with the handles to wait on now and
+    /// returns how many, with the milliseconds to the next deadline (-1:
+    /// none; 0: due now, or closed). From now on sends from other threads
+    /// wake the loop through the set (the wake event is reset here, so that
+    /// nothing left in it makes the loop's wait return at once). A memory
+    /// connection gives none. When more than `cap` are needed, nothing
+    /// changes (the count says how many).
+    pub(crate) fn wait_set_locked(
+        &self,
+        mut inner: MutexGuard<'_, Inner>,
+        set: &mut [RawHandle; MAX_WAIT_HANDLES],
+        cap: usize,
+    ) -> (usize, i32) {
+        let timeout = inner.millis_to_deadline();
+        let Inner { core, io, .. } = &mut *inner;
+        let n = match io {
+            Some(io) => io.wait_set(core, set),
+            None => 0,
+        };
+        if n > cap {
+            return (n, timeout);
+        }
+        if let Some(io) = &mut inner.io {
+            io.drain_wake();
+        }
+        inner.waiting = inner.io.is_some();
+        (n, timeout)
     }
 }

@@ -1,6 +1,5 @@
-//! `mcp_transport_open_fds` and `mcp_transport_open_stdio`
-//! ([`Connection::open_fds`] and its kin, [`Connection::open_stdio`]), and
-//! `mcp_transport_poll_fds` for event loops.
+//! `mcp_transport_open_fds` ([`Connection::open_fds`] and its kin) and
+//! `mcp_transport_poll_fds` for event loops (POSIX).
 
 use std::ffi::c_int;
 use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
@@ -120,62 +119,6 @@ unsafe fn opened(
             failed.error.into()
         }
     }
-}
-
-/// `mcp_transport_open_stdio` flag: protect the protocol stream from stray
-/// output. The transport writes to a private duplicate of descriptor 1
-/// (close-on-exec, above 2), and descriptor 1 is pointed at stderr (at
-/// `/dev/null` in a process without one, started with `2>&-`), so a
-/// `printf`, a library that logs to stdout or a child that inherits it can
-/// no longer corrupt the stream. Descriptor 1 stays so after close and
-/// free. When stdin and stdout are one socket (inetd style, `socat`), the
-/// end of the transport's write side shuts the socket down for writing,
-/// so the host sees the end of the stream although descriptor 0 keeps the
-/// socket open.
-pub const MCP_TRANSPORT_GUARD_STDOUT: u32 = 1 << 1;
-
-/// Creates a transport on the process's own stdin and stdout: for an MCP
-/// server. Descriptors 0 and 1 are borrowed (never closed; their flags,
-/// made non-blocking meanwhile, are given back at free); with
-/// `MCP_TRANSPORT_GUARD_STDOUT` the transport writes to its private
-/// duplicate of descriptor 1 instead, which it owns: closing the transport
-/// closes it, and the host sees the end of the stream.
-///
-/// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
-/// changed: `MCP_STATUS_NULL_ARGUMENT` (out NULL),
-/// `MCP_STATUS_INVALID_ARGUMENT` (a flag other than
-/// `MCP_TRANSPORT_GUARD_STDOUT`), `MCP_STATUS_IO_ERROR` (descriptor 0 or 1
-/// is not open, or no descriptor is left; `errno` says why),
-/// `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe, but descriptor 1 is process
-/// state: call it once, early, before other threads write to stdout.
-/// POSIX only.
-///
-/// # Safety
-/// `out` is NULL or points to writable memory for one pointer.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcp_transport_open_stdio(
-    flags: u32,
-    out: *mut *mut McpTransport,
-) -> McpStatus {
-    ffi_boundary!(mcp_transport_open_stdio, McpStatus::MCP_STATUS_PANIC, {
-        super::fault_point();
-        if out.is_null() {
-            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
-        }
-        if flags & !MCP_TRANSPORT_GUARD_STDOUT != 0 {
-            return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
-        }
-        let guard = flags & MCP_TRANSPORT_GUARD_STDOUT != 0;
-        match McpTransport::make(|| Connection::open_stdio(guard)) {
-            Ok(raw) => {
-                // SAFETY: `out` is non-null and writable, by the caller's contract.
-                unsafe { out.write(raw) };
-                McpStatus::MCP_STATUS_OK
-            }
-            Err(Some(e)) => e.into(),
-            Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
-        }
-    })
 }
 
 /// For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with

@@ -7,17 +7,23 @@
 //! - `send.rs`: the sending calls, from any thread;
 //! - `memory.rs`: a memory transport's bytes in and out;
 //! - `events.rs`: `next_event`, `next_deadline`;
-//! - `fds.rs` (POSIX): `open_fds`, `open_stdio`, `poll_fds`;
+//! - `fds.rs` (POSIX): `open_fds`, `poll_fds`;
+//! - `handles.rs` (Windows): `open_handles`, `poll_handles`;
+//! - `stdio.rs`: `open_stdio`;
 //! - `spawn.rs` (POSIX and Windows): `spawn`, `pid`, `stderr_dropped`.
 
 mod event;
 mod events;
 #[cfg(all(os_io, unix))]
 mod fds;
+#[cfg(windows)]
+mod handles;
 mod memory;
 mod send;
 #[cfg(os_io)]
 mod spawn;
+#[cfg(os_io)]
+mod stdio;
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::num::NonZeroUsize;
@@ -33,8 +39,13 @@ pub use event::{McpEvent, McpEventKind};
 pub use events::{mcp_transport_next_deadline, mcp_transport_next_event};
 #[cfg(all(os_io, unix))]
 pub use fds::{
-    mcp_transport_open_fds, mcp_transport_open_stdio, mcp_transport_poll_fds,
-    MCP_TRANSPORT_BORROW_FDS, MCP_TRANSPORT_GUARD_STDOUT, MCP_TRANSPORT_MAX_POLL_FDS,
+    mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS,
+    MCP_TRANSPORT_MAX_POLL_FDS,
+};
+#[cfg(windows)]
+pub use handles::{
+    mcp_transport_open_handles, mcp_transport_poll_handles, MCP_TRANSPORT_BORROW_HANDLES,
+    MCP_TRANSPORT_MAX_POLL_HANDLES,
 };
 pub use memory::{
     mcp_transport_read_output, mcp_transport_receive, mcp_transport_receive_end,
@@ -49,6 +60,8 @@ pub use spawn::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
     MCP_TRANSPORT_CONSOLE_WINDOW, MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
+#[cfg(os_io)]
+pub use stdio::{mcp_transport_open_stdio, MCP_TRANSPORT_GUARD_STDOUT};
 
 /// The output queue's bound in a new transport, in bytes: 64 MiB.
 pub const MCP_TRANSPORT_DEFAULT_MAX_QUEUED: usize = 64 << 20;

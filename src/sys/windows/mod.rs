@@ -9,12 +9,17 @@
 //!   a wait for the first of several to complete, with a deadline;
 //! - `stream.rs`: non-blocking reads and writes over those operations, in
 //!   the shape of POSIX's non-blocking descriptors;
+//! - `threaded.rs`: the same for handles that cannot be used overlapped
+//!   (the process's own stdio, a caller's), a thread per direction;
+//! - `stdio.rs`: the process's standard handles, and the stdout guard;
 //! - `wake.rs`: an event other threads set to wake that wait.
 
 pub(crate) mod job;
 pub(crate) mod pipe;
 pub(crate) mod spawn;
+pub(crate) mod stdio;
 pub(crate) mod stream;
+pub(crate) mod threaded;
 pub(crate) mod wake;
 
 /// Sets the calling thread's last-error code (`GetLastError()`), as the C

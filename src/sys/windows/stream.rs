@@ -1,5 +1,6 @@
-//! Non-blocking reads and writes on our overlapped end of a pipe, in the
-//! shape of POSIX's non-blocking descriptors: a read gives what has come
+//! Non-blocking reads and writes on our overlapped end of a pipe (or, for
+//! a handle that cannot be used overlapped, through a thread: see
+//! `threaded.rs`), in the shape of POSIX's non-blocking descriptors: a read gives what has come
 //! (or `WouldBlock`, with a read left in flight whose event says when more
 //! comes), a write takes bytes at once (or `WouldBlock` while the last one
 //! is still in flight). So the driver above is one for both platforms.
@@ -14,13 +15,22 @@ use std::io;
 use std::os::windows::io::{AsHandle, BorrowedHandle, OwnedHandle};
 
 use super::pipe::{Done, Op};
+use super::threaded;
 
 /// The most bytes one write takes.
 const WRITE_CHUNK: usize = 64 * 1024;
 
+/// A read side: one of our overlapped pipe ends, or any handle read by a
+/// thread.
+#[derive(Debug)]
+pub(crate) enum Reader {
+    Pipe(PipeReader),
+    Thread(threaded::Reader),
+}
+
 /// The read side of one of our overlapped pipe ends.
 #[derive(Debug)]
-pub(crate) struct Reader {
+pub(crate) struct PipeReader {
     /// First: dropped (its read cancelled and waited for) before the handle
     /// closes.
     op: Op,
@@ -30,16 +40,39 @@ pub(crate) struct Reader {
 impl Reader {
     /// Reads `handle` (opened overlapped) in pieces of up to `chunk` bytes.
     pub(crate) fn new(handle: OwnedHandle, chunk: usize) -> io::Result<Reader> {
-        Ok(Reader {
+        Ok(Reader::Pipe(PipeReader {
             op: Op::new(handle.as_handle(), chunk)?,
             _handle: handle,
-        })
+        }))
     }
 
-    /// Appends what has come (at most the chunk given to `new`) to `buf`:
-    /// the count; 0 at the end of the stream; `WouldBlock` when nothing
-    /// has come, with a read in flight (wait on [`event`](Self::event)).
+    /// Reads any handle, through a thread (at most 64 KiB a read).
+    pub(crate) fn threaded(source: threaded::Source) -> io::Result<Reader> {
+        Ok(Reader::Thread(threaded::Reader::new(source)?))
+    }
+
+    /// Appends what has come (at most the chunk given to `new`, or 64 KiB)
+    /// to `buf`: the count; 0 at the end of the stream; `WouldBlock` when
+    /// nothing has come (wait on [`event`](Self::event)).
     pub(crate) fn read_appending(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        match self {
+            Reader::Pipe(pipe) => pipe.read_appending(buf),
+            Reader::Thread(thread) => thread.read_appending(buf),
+        }
+    }
+
+    /// Signalled when there is something to read; `None` when a read would
+    /// return at once (no read in flight).
+    pub(crate) fn event(&self) -> Option<BorrowedHandle<'_>> {
+        match self {
+            Reader::Pipe(pipe) => pipe.op.in_flight().then(|| pipe.op.event()),
+            Reader::Thread(thread) => Some(thread.event()),
+        }
+    }
+}
+
+impl PipeReader {
+    fn read_appending(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
         loop {
             let done = match self.op.in_flight() {
                 true => self.op.poll()?,
@@ -58,17 +91,19 @@ impl Reader {
             }
         }
     }
+}
 
-    /// Signalled when the read in flight completes; `None` when no read is
-    /// in flight (a read returns at once).
-    pub(crate) fn event(&self) -> Option<BorrowedHandle<'_>> {
-        self.op.in_flight().then(|| self.op.event())
-    }
+/// A write side: one of our overlapped pipe ends, or any handle written by
+/// a thread.
+#[derive(Debug)]
+pub(crate) enum Writer {
+    Pipe(PipeWriter),
+    Thread(threaded::Writer),
 }
 
 /// The write side of one of our overlapped pipe ends.
 #[derive(Debug)]
-pub(crate) struct Writer {
+pub(crate) struct PipeWriter {
     /// First: dropped (its write cancelled) before the handle closes.
     op: Op,
     _handle: OwnedHandle,
@@ -77,16 +112,49 @@ pub(crate) struct Writer {
 impl Writer {
     /// Writes to `handle` (opened overlapped).
     pub(crate) fn new(handle: OwnedHandle) -> io::Result<Writer> {
-        Ok(Writer {
+        Ok(Writer::Pipe(PipeWriter {
             op: Op::new(handle.as_handle(), 0)?,
             _handle: handle,
-        })
+        }))
+    }
+
+    /// Writes to any handle, through a thread.
+    pub(crate) fn threaded(source: threaded::Source) -> io::Result<Writer> {
+        Ok(Writer::Thread(threaded::Writer::new(source)?))
     }
 
     /// Takes up to 64 KiB of `data`: how many bytes it took; `WouldBlock`
     /// while the last write is still in flight; `BrokenPipe` once the
     /// reader is gone.
     pub(crate) fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Writer::Pipe(pipe) => pipe.write(data),
+            Writer::Thread(thread) => thread.write(data),
+        }
+    }
+
+    /// A write is in flight: its bytes are taken but not yet written.
+    pub(crate) fn in_flight(&mut self) -> bool {
+        match self {
+            Writer::Pipe(pipe) => pipe.in_flight(),
+            Writer::Thread(thread) => thread.in_flight(),
+        }
+    }
+
+    /// Signalled when the write in flight completes; `None` when none is.
+    pub(crate) fn event(&mut self) -> Option<BorrowedHandle<'_>> {
+        if !self.in_flight() {
+            return None;
+        }
+        Some(match self {
+            Writer::Pipe(pipe) => pipe.op.event(),
+            Writer::Thread(thread) => thread.event(),
+        })
+    }
+}
+
+impl PipeWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         if self.op.in_flight() {
             match self.op.poll()? {
                 Done::Pending => return Err(io::ErrorKind::WouldBlock.into()),
@@ -101,17 +169,11 @@ impl Writer {
         }
     }
 
-    /// A write is in flight: its bytes are taken but not yet in the pipe.
-    pub(crate) fn in_flight(&mut self) -> bool {
+    fn in_flight(&mut self) -> bool {
         if self.op.in_flight() {
             // Finished meanwhile? (What became of it, the next write says.)
             let _ = matches!(self.op.poll(), Ok(Done::Pending));
         }
         self.op.in_flight()
-    }
-
-    /// Signalled when the write in flight completes; `None` when none is.
-    pub(crate) fn event(&self) -> Option<BorrowedHandle<'_>> {
-        self.op.in_flight().then(|| self.op.event())
     }
 }
