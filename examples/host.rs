@@ -27,10 +27,10 @@
 //! exited by itself with status 0 (or, with `--allow-kill`, was stopped by
 //! a signal); 1 otherwise; 2 for bad usage.
 
-#[cfg(all(unix, os_io))]
+#[cfg(os_io)]
 mod session;
 
-#[cfg(all(unix, os_io))]
+#[cfg(os_io)]
 fn main() -> std::process::ExitCode {
     use mcp_stdio::{Connection, Error, Event};
     use session::{Options, Session, USAGE};
@@ -67,7 +67,7 @@ fn main() -> std::process::ExitCode {
     session.finish(&conn)
 }
 
-#[cfg(not(all(unix, os_io)))]
+#[cfg(not(os_io))]
 fn main() {
     eprintln!("host: spawning a server needs a Unix system");
     std::process::exit(2);

@@ -22,7 +22,7 @@
 //! Left out, unlike the C server: the limit on error replies to a run of bad
 //! lines, and numbers beyond what `f64` holds exactly.
 
-#[cfg(all(unix, os_io))]
+#[cfg(os_io)]
 fn main() -> std::process::ExitCode {
     use mcp::{error, reply_line, serve, LEGACY};
     use mcp_stdio::{Connection, Event, InvalidKind, RpcKind};
@@ -78,7 +78,7 @@ fn main() -> std::process::ExitCode {
 }
 
 /// The MCP of it: one request's answer, and the reply lines.
-#[cfg(all(unix, os_io))]
+#[cfg(os_io)]
 mod mcp {
     use serde_json::{json, Value};
 
@@ -195,7 +195,7 @@ mod mcp {
     }
 }
 
-#[cfg(not(all(unix, os_io)))]
+#[cfg(not(os_io))]
 fn main() {
     eprintln!("server: serving on stdin and stdout needs a Unix system for now");
     std::process::exit(2);

@@ -155,7 +155,8 @@ lint() {
         # tests (the windows step runs them under Wine).
         cargo clippy --quiet --lib --target x86_64-pc-windows-gnu -- -D warnings &&
         cargo clippy --quiet --lib --profile test --target x86_64-pc-windows-gnu -- -D warnings &&
-        cargo clippy --quiet --test windows_spawn --target x86_64-pc-windows-gnu -- -D warnings
+        cargo clippy --quiet --test windows_spawn --example host --example server \
+            --target x86_64-pc-windows-gnu -- -D warnings
 }
 # Also the crate as Rust users without the C ABI get it (default-features = false).
 # Then the suites that validate JSON again at the SIMD levels the first run

@@ -131,6 +131,23 @@ for how in direct cmd; do
     fi
 done
 
+# The same with the Rust examples on the safe API (examples/host.rs and
+# examples/server.rs).
+if cargo build --target x86_64-pc-windows-gnu --example host --example server; then
+    examples=target/x86_64-pc-windows-gnu/debug/examples
+    rust_server=$("$wine" winepath -w "$PWD/$examples/server.exe" 2>/dev/null | tr -d '\r')
+    if result=$(timeout 120 "$wine" "$examples/host.exe" "$rust_server" 2>&1) &&
+        grep -q '^ok: 4/4 expected responses' <<<"$result"; then
+        echo "windows: examples/host.rs with examples/server.rs: $(tail -n 1 <<<"$result")"
+    else
+        printf '%s\nwindows: examples/host.rs with examples/server.rs: FAILED\n' "$result"
+        status=1
+    fi
+else
+    echo "windows: the Rust examples do not build for Windows"
+    status=1
+fi
+
 # The Go binding, cross-built (cgo with mingw-w64's gcc, linking the release
 # static library for Windows) and its tests run under Wine, without -race
 # (the race detector needs a Windows host). StartCommand and its tests are
@@ -164,7 +181,7 @@ MCP_STDIO_CARGO_TARGET_DIR="$PWD/target" bash tests/packaging/windows.sh || stat
 
 # No test server left running: each test checks its own tree with markers;
 # this looks at the whole machine.
-if left=$(pgrep -af 'misbehave\.exe|guarded_server\.exe|mcp_server\.exe|mcp_host\.exe'); then
+if left=$(pgrep -af 'misbehave\.exe|guarded_server\.exe|mcp_server\.exe|mcp_host\.exe|examples.(host|server)\.exe'); then
     printf 'windows: test servers left running:\n%s\n' "$left"
     status=1
 else

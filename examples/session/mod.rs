@@ -15,6 +15,7 @@
 //! closed, SIGTERM at the grace, SIGKILL at twice it (the library does it).
 
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -723,6 +724,7 @@ impl Session {
                 );
                 self.failed = true;
             }
+            #[cfg(unix)]
             Some(status) if status.signal().is_some() => {
                 log!(
                     self,
