@@ -535,7 +535,8 @@ typedef struct McpLineReader McpLineReader;
  *
  * Create it with one of four constructors: `mcp_transport_new` (a memory
  * transport: you move the bytes), `mcp_transport_open_fds` (the transport
- * does the I/O on descriptors you give it), `mcp_transport_open_stdio` (a
+ * does the I/O on descriptors you give it; on Windows
+ * `mcp_transport_open_handles`, on handles), `mcp_transport_open_stdio` (a
  * server on its own stdin and stdout) or `mcp_transport_spawn` (a host: the
  * transport starts the server and supervises it to the end). Free it with
  * `mcp_transport_free`.
@@ -545,7 +546,8 @@ typedef struct McpLineReader McpLineReader;
  * take output (`take_output`, `read_output`) and `next_deadline` may be made
  * from any thread, concurrently, also while another thread waits in
  * `mcp_transport_next_event`, which the sends wake. The receiving calls
- * (`next_event`, `receive`, `receive_end`, `poll_fds`, `set_max_line_len`)
+ * (`next_event`, `receive`, `receive_end`, `poll_fds`, `poll_handles`,
+ * `set_max_line_len`)
  * are for one thread at a time. `mcp_transport_free` must not overlap any
  * other call.
  *
@@ -896,7 +898,9 @@ size_t mcp_encode_bound(size_t len,
  * Reads once from `fd` what is available (up to 64 KiB) straight into the
  * reader's buffer, as `mcp_line_reader_feed` would take those bytes; take the
  * items with `mcp_line_reader_next_message`. An interrupted read (EINTR) is
- * retried. POSIX only.
+ * retried. POSIX only; on Windows, `ReadFile` into a buffer of yours and
+ * `mcp_line_reader_feed` (or a transport on handles,
+ * `mcp_transport_open_handles`).
  *
  * Returns, with `*nread` (when `nread` is not NULL) set to the bytes read
  * on every return, failures included (a count is an out-parameter that is
@@ -928,7 +932,9 @@ McpStatus mcp_line_reader_read_fd(struct McpLineReader *reader,
  * Writes all `len` bytes of `data` to `fd`: short writes are continued,
  * EINTR is retried, and on a non-blocking `fd` EAGAIN is waited out with
  * poll(2), for as long as it takes (`mcp_write_all_deadline` bounds the
- * wait). POSIX only. `(NULL, 0)` writes nothing and succeeds.
+ * wait). POSIX only (on Windows, `WriteFile` on a blocking handle writes
+ * it all; or a transport, `mcp_transport_open_handles`). `(NULL, 0)`
+ * writes nothing and succeeds.
  *
  * Never raises SIGPIPE: the signal is blocked for the calling thread during
  * the call and the one its write raised is consumed, so a peer that closed
@@ -965,7 +971,8 @@ McpStatus mcp_write_all(int fd,
  * bytes written: after `MCP_STATUS_TIMED_OUT` (or `BROKEN_PIPE`, or
  * `IO_ERROR`) a line may have been written in part, and the rest
  * (`data + *written`) must follow before anything else, or the stream is
- * corrupt. POSIX only.
+ * corrupt. POSIX only (on Windows: a transport on handles,
+ * `mcp_transport_open_handles`, whose deadlines `next_event` keeps).
  *
  * The deadline is exact on a non-blocking `fd`. On a blocking one the call
  * waits with poll(2) and then writes at most PIPE_BUF bytes at a time, which
@@ -1349,7 +1356,8 @@ McpStatus mcp_transport_next_event(struct McpTransport *t,
  * `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
  * negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
  * descriptor is not open, or no descriptor was left for the wake-up:
- * `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only.
+ * `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only;
+ * on Windows, `mcp_transport_open_handles`.
  *
  * # Safety
  * `out` is NULL or points to writable memory for one pointer. The
@@ -1385,7 +1393,8 @@ McpStatus mcp_transport_open_fds(int read_fd,
  * NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`
  * too small: `*n` is set to the number needed) or `MCP_STATUS_POISONED`.
  * `*n` is written on every return when `n` is not NULL (0 on the other
- * failures). A receiving call: one thread at a time. POSIX only.
+ * failures). A receiving call: one thread at a time. POSIX only; on
+ * Windows, `mcp_transport_poll_handles`.
  *
  * # Safety
  * `t` is NULL or a live transport; `fds` is NULL or points to `cap`
@@ -1797,10 +1806,16 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
  * started and nothing left behind (no process, no descriptor):
  * `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_INVALID_ARGUMENT`
- * (an unknown flag, or one meaning nothing here), `MCP_STATUS_SPAWN_FAILED`
+ * (an unknown flag, or one meaning nothing here; on Windows also an
+ * argument a batch file cannot be given safely), `MCP_STATUS_SPAWN_FAILED`
  * (`errno` says why: ENOENT for a program not found or a missing working
- * directory, EACCES, E2BIG, EMFILE...), `MCP_STATUS_OUT_OF_MEMORY`.
- * Thread-safe (`cmd` is only read). POSIX only.
+ * directory, EACCES, E2BIG, EMFILE...; on Windows `GetLastError()`:
+ * `ERROR_FILE_NOT_FOUND` (2), `ERROR_DIRECTORY` (267), ...),
+ * `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe (`cmd` is only read).
+ *
+ * macOS and the BSDs: nothing ends the server when the host dies (there
+ * is no `PR_SET_PDEATHSIG` and no job): free the transport before the
+ * host exits.
  *
  * # Safety
  * `cmd` is NULL or a live command not changed during the call; `out` is

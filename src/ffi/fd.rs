@@ -38,7 +38,9 @@ pub(crate) fn set_errno(value: c_int) {
 /// Reads once from `fd` what is available (up to 64 KiB) straight into the
 /// reader's buffer, as `mcp_line_reader_feed` would take those bytes; take the
 /// items with `mcp_line_reader_next_message`. An interrupted read (EINTR) is
-/// retried. POSIX only.
+/// retried. POSIX only; on Windows, `ReadFile` into a buffer of yours and
+/// `mcp_line_reader_feed` (or a transport on handles,
+/// `mcp_transport_open_handles`).
 ///
 /// Returns, with `*nread` (when `nread` is not NULL) set to the bytes read
 /// on every return, failures included (a count is an out-parameter that is
@@ -110,7 +112,9 @@ pub unsafe extern "C" fn mcp_line_reader_read_fd(
 /// Writes all `len` bytes of `data` to `fd`: short writes are continued,
 /// EINTR is retried, and on a non-blocking `fd` EAGAIN is waited out with
 /// poll(2), for as long as it takes (`mcp_write_all_deadline` bounds the
-/// wait). POSIX only. `(NULL, 0)` writes nothing and succeeds.
+/// wait). POSIX only (on Windows, `WriteFile` on a blocking handle writes
+/// it all; or a transport, `mcp_transport_open_handles`). `(NULL, 0)`
+/// writes nothing and succeeds.
 ///
 /// Never raises SIGPIPE: the signal is blocked for the calling thread during
 /// the call and the one its write raised is consumed, so a peer that closed
@@ -151,7 +155,8 @@ pub unsafe extern "C" fn mcp_write_all(fd: c_int, data: *const u8, len: usize) -
 /// bytes written: after `MCP_STATUS_TIMED_OUT` (or `BROKEN_PIPE`, or
 /// `IO_ERROR`) a line may have been written in part, and the rest
 /// (`data + *written`) must follow before anything else, or the stream is
-/// corrupt. POSIX only.
+/// corrupt. POSIX only (on Windows: a transport on handles,
+/// `mcp_transport_open_handles`, whose deadlines `next_event` keeps).
 ///
 /// The deadline is exact on a non-blocking `fd`. On a blocking one the call
 /// waits with poll(2) and then writes at most PIPE_BUF bytes at a time, which

@@ -43,7 +43,8 @@ const _: () = assert!(MCP_TRANSPORT_MAX_POLL_FDS == MAX_POLL_FDS);
 /// `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
 /// negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
 /// descriptor is not open, or no descriptor was left for the wake-up:
-/// `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only.
+/// `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only;
+/// on Windows, `mcp_transport_open_handles`.
 ///
 /// # Safety
 /// `out` is NULL or points to writable memory for one pointer. The
@@ -142,7 +143,8 @@ unsafe fn opened(
 /// NULL, or fds NULL with `cap` > 0), `MCP_STATUS_INVALID_ARGUMENT` (`cap`
 /// too small: `*n` is set to the number needed) or `MCP_STATUS_POISONED`.
 /// `*n` is written on every return when `n` is not NULL (0 on the other
-/// failures). A receiving call: one thread at a time. POSIX only.
+/// failures). A receiving call: one thread at a time. POSIX only; on
+/// Windows, `mcp_transport_poll_handles`.
 ///
 /// # Safety
 /// `t` is NULL or a live transport; `fds` is NULL or points to `cap`

@@ -72,7 +72,8 @@ pub const MCP_TRANSPORT_DEFAULT_MAX_QUEUED: usize = 64 << 20;
 ///
 /// Create it with one of four constructors: `mcp_transport_new` (a memory
 /// transport: you move the bytes), `mcp_transport_open_fds` (the transport
-/// does the I/O on descriptors you give it), `mcp_transport_open_stdio` (a
+/// does the I/O on descriptors you give it; on Windows
+/// `mcp_transport_open_handles`, on handles), `mcp_transport_open_stdio` (a
 /// server on its own stdin and stdout) or `mcp_transport_spawn` (a host: the
 /// transport starts the server and supervises it to the end). Free it with
 /// `mcp_transport_free`.
@@ -82,7 +83,8 @@ pub const MCP_TRANSPORT_DEFAULT_MAX_QUEUED: usize = 64 << 20;
 /// take output (`take_output`, `read_output`) and `next_deadline` may be made
 /// from any thread, concurrently, also while another thread waits in
 /// `mcp_transport_next_event`, which the sends wake. The receiving calls
-/// (`next_event`, `receive`, `receive_end`, `poll_fds`, `set_max_line_len`)
+/// (`next_event`, `receive`, `receive_end`, `poll_fds`, `poll_handles`,
+/// `set_max_line_len`)
 /// are for one thread at a time. `mcp_transport_free` must not overlap any
 /// other call.
 ///

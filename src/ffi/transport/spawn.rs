@@ -101,10 +101,16 @@ pub const MCP_TRANSPORT_CONSOLE_WINDOW: u32 = 1 << 3;
 /// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
 /// started and nothing left behind (no process, no descriptor):
 /// `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_INVALID_ARGUMENT`
-/// (an unknown flag, or one meaning nothing here), `MCP_STATUS_SPAWN_FAILED`
+/// (an unknown flag, or one meaning nothing here; on Windows also an
+/// argument a batch file cannot be given safely), `MCP_STATUS_SPAWN_FAILED`
 /// (`errno` says why: ENOENT for a program not found or a missing working
-/// directory, EACCES, E2BIG, EMFILE...), `MCP_STATUS_OUT_OF_MEMORY`.
-/// Thread-safe (`cmd` is only read). POSIX only.
+/// directory, EACCES, E2BIG, EMFILE...; on Windows `GetLastError()`:
+/// `ERROR_FILE_NOT_FOUND` (2), `ERROR_DIRECTORY` (267), ...),
+/// `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe (`cmd` is only read).
+///
+/// macOS and the BSDs: nothing ends the server when the host dies (there
+/// is no `PR_SET_PDEATHSIG` and no job): free the transport before the
+/// host exits.
 ///
 /// # Safety
 /// `cmd` is NULL or a live command not changed during the call; `out` is
