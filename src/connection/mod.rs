@@ -371,7 +371,7 @@ impl Shared {
             // is reaped here once it can be.
             drop(io);
             #[cfg(unix)]
-            crate::process::child::reap_owed();
+            crate::process::unix::child::reap_owed();
         }
     }
 }

@@ -8,10 +8,10 @@ use super::fds::{Desc, Fds};
 use crate::connection::io::Io;
 use crate::connection::{Connection, Inner};
 use crate::error::Error;
-use crate::process::child::reap_owed;
+use crate::process::unix::child::reap_owed;
 use crate::process::command::Command;
-use crate::process::server::Server;
-use crate::process::spawn::start;
+use crate::process::unix::spawn::start;
+use crate::process::Server;
 use crate::sys::unix::fd::{duplicate_above_stdio, point_stdout_away, set_nonblocking, standard};
 use crate::transport::Transport;
 

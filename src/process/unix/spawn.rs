@@ -16,7 +16,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 
-use super::command::{Command, StderrMode};
+use crate::process::command::{Command, StderrMode};
 use crate::sys::unix::fd::{above_stdio, is_open};
 #[cfg(not(linux_apis))]
 use crate::sys::unix::posix_spawn::{self, ChildStderr};

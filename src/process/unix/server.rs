@@ -7,7 +7,7 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use super::child::{Child, POLL_EXIT};
-use super::stderr::StderrLines;
+use crate::process::stderr::StderrLines;
 use crate::error::Error;
 use crate::sys::unix::fd::poll;
 use crate::transport::Transport;
