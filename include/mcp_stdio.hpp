@@ -149,6 +149,9 @@
 #endif
 
 #include "mcp_stdio.h"
+#if defined(_WIN32)
+#include <windows.h> // GetLastError
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -250,8 +253,9 @@ public:
     /// Status::SpawnFailed: why the server could not be started (ENOENT: no
     /// such program or working directory, EACCES...). In
     /// std::system_category() (compare with std::errc values:
-    /// `e.os_error() == std::errc::no_such_file_or_directory`). Otherwise
-    /// empty (0).
+    /// `e.os_error() == std::errc::no_such_file_or_directory`). On Windows
+    /// GetLastError()'s code (ERROR_FILE_NOT_FOUND, 2...). Otherwise empty
+    /// (0).
     const std::error_code &os_error() const noexcept { return os_error_; }
 
 private:
@@ -267,6 +271,17 @@ private:
 };
 
 namespace detail {
+
+// The system's error code of the call just made: errno, or GetLastError()
+// on Windows (what the C functions set with MCP_STATUS_IO_ERROR and
+// MCP_STATUS_SPAWN_FAILED).
+inline int last_os_error() noexcept {
+#if defined(_WIN32)
+    return static_cast<int>(GetLastError());
+#else
+    return errno;
+#endif
+}
 
 // Throws for negative statuses; returns the others unchanged. `os_errno` is
 // errno read right after the call (used for MCP_STATUS_IO_ERROR and
@@ -334,8 +349,10 @@ enum class TransportFlags : std::uint32_t {
 };
 
 MCP_STDIO_HPP_FLAG_OPS(TransportFlags)
+#endif
 
-/// Flags of Transport::spawn; combine with |. POSIX only.
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/// Flags of Transport::spawn; combine with |.
 enum class SpawnFlags : std::uint32_t {
     None = 0,
     /// Linux: the server is sent SIGKILL when the thread that spawned it
@@ -343,18 +360,24 @@ enum class SpawnFlags : std::uint32_t {
     /// from a thread that lives as long as the server should. Elsewhere
     /// spawn throws mcp::Error(InvalidArgument).
     KillOnHostExit = MCP_TRANSPORT_KILL_ON_HOST_EXIT,
+    /// Windows: a console program gets a console window (by default none,
+    /// so that no window flashes from a GUI host). Elsewhere spawn throws
+    /// mcp::Error(InvalidArgument).
+    ConsoleWindow = MCP_TRANSPORT_CONSOLE_WINDOW,
 };
 
 MCP_STDIO_HPP_FLAG_OPS(SpawnFlags)
 
-/// Flags of Transport::open_stdio; combine with |. POSIX only.
+/// Flags of Transport::open_stdio; combine with |.
 enum class StdioFlags : std::uint32_t {
     None = 0,
     /// Protect the protocol stream from stray output: the transport writes
     /// to a private duplicate of descriptor 1 and descriptor 1 is pointed
     /// at stderr (for good: also after the transport is gone), so a
     /// printf, a library logging to stdout or a child inheriting it cannot
-    /// corrupt the stream.
+    /// corrupt the stream. Windows: the standard output handle is set to
+    /// stderr, and Transport::open_stdio also points the C runtime's
+    /// descriptor 1 there (mcp_stdio_crt_stdout_to_stderr).
     GuardStdout = MCP_TRANSPORT_GUARD_STDOUT,
 };
 
@@ -550,7 +573,7 @@ public:
     ReadResult read_fd(int fd) {
         std::size_t n = 0;
         const McpStatus st = mcp_line_reader_read_fd(handle_, fd, &n);
-        const int os_errno = errno;
+        const int os_errno = detail::last_os_error();
         switch (st) {
         case MCP_STATUS_OK: return ReadResult{ReadState::Data, n};
         case MCP_STATUS_END_OF_STREAM: return ReadResult{ReadState::EndOfStream, 0};
@@ -650,7 +673,7 @@ private:
 /// writes from several threads to one fd may interleave: serialise them.
 inline void write_all(int fd, const void *data, std::size_t len) {
     const McpStatus st = mcp_write_all(fd, static_cast<const std::uint8_t *>(data), len);
-    const int os_errno = errno;
+    const int os_errno = detail::last_os_error();
     detail::check(st, "mcp::write_all", os_errno);
 }
 
@@ -672,7 +695,7 @@ inline std::size_t write_all(int fd, std::string_view data, std::chrono::millise
     const McpStatus st =
         mcp_write_all_deadline(fd, reinterpret_cast<const std::uint8_t *>(data.data()),
                                data.size(), static_cast<std::int32_t>(clamped), &written);
-    const int os_errno = errno;
+    const int os_errno = detail::last_os_error();
     if (st != MCP_STATUS_TIMED_OUT) detail::check(st, "mcp::write_all", os_errno);
     return written;
 }
@@ -935,9 +958,9 @@ inline const std::uint8_t *bytes(std::string_view s) noexcept {
 
 }  // namespace detail
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
+#if defined(MCP_STDIO_HAS_PROCESSES)
 // ---------------------------------------------------------------------------
-// Spawning a server (POSIX only)
+// Spawning a server (POSIX and Windows)
 
 /// How a spawned server's environment starts, before Command::env and
 /// Command::env_remove are laid over it (the C McpEnvMode).
@@ -1150,11 +1173,13 @@ public:
         McpTransport *raw = nullptr;
         const McpStatus st =
             mcp_transport_open_fds(read_fd, write_fd, static_cast<std::uint32_t>(flags), &raw);
-        const int os_errno = errno;
+        const int os_errno = detail::last_os_error();
         detail::check(st, "mcp::Transport::open_fds", os_errno);
         return Transport(raw);
     }
+#endif
 
+#if defined(MCP_STDIO_HAS_PROCESSES)
     /// A transport on the process's own stdin and stdout: for an MCP
     /// server. Descriptors 0 and 1 are borrowed (never closed; made
     /// non-blocking meanwhile, their flags given back at destruction).
@@ -1163,15 +1188,23 @@ public:
     /// closes it: the host sees the end of the stream), and descriptor 1
     /// is pointed at stderr for good, so stray output cannot corrupt the
     /// stream. Descriptor 1 is process state: call this once, early, before
-    /// other threads write to stdout. POSIX only.
+    /// other threads write to stdout. Windows: the standard handles, read
+    /// and written by a thread each; with GuardStdout the standard output
+    /// handle and the C runtime's descriptor 1 (this header's code, so your
+    /// runtime's) are pointed at stderr.
     /// Throws mcp::Error(InvalidArgument) (unknown flags), mcp::Error(IoError)
     /// with os_error() = errno (descriptor 0 or 1 not open, no descriptor
     /// left), std::bad_alloc; then nothing was changed.
     [[nodiscard]] static Transport open_stdio(StdioFlags flags = StdioFlags::None) {
         McpTransport *raw = nullptr;
         const McpStatus st = mcp_transport_open_stdio(static_cast<std::uint32_t>(flags), &raw);
-        const int os_errno = errno;
+        const int os_errno = detail::last_os_error();
         detail::check(st, "mcp::Transport::open_stdio", os_errno);
+#if defined(_WIN32)
+        if ((flags & StdioFlags::GuardStdout) == StdioFlags::GuardStdout) {
+            mcp_stdio_crt_stdout_to_stderr();
+        }
+#endif
         return Transport(raw);
     }
 
@@ -1202,12 +1235,15 @@ public:
     /// mcp::Error(InvalidArgument) (SpawnFlags::KillOnHostExit off Linux),
     /// mcp::Error(NullArgument) (an empty command), std::bad_alloc; then
     /// nothing was started and nothing is left behind. Thread-safe (`cmd`
-    /// is only read). POSIX only.
+    /// is only read). Windows: in a Job Object instead of a process group,
+    /// the program found with PATHEXT, a .cmd run through cmd.exe with its
+    /// arguments escaped, the job terminated at `grace` (no SIGTERM);
+    /// os_error() is GetLastError()'s code.
     [[nodiscard]] static Transport spawn(const Command &cmd, SpawnFlags flags = SpawnFlags::None) {
         McpTransport *raw = nullptr;
         const McpStatus st =
             mcp_transport_spawn(cmd.native_handle(), static_cast<std::uint32_t>(flags), &raw);
-        const int os_errno = errno;
+        const int os_errno = detail::last_os_error();
         detail::check(st, "mcp::Transport::spawn", os_errno);
         return Transport(raw);
     }
@@ -1258,15 +1294,15 @@ public:
         return std::exchange(handle_, nullptr);
     }
 
-#if defined(MCP_STDIO_HAS_POSIX_IO)
-    /// A spawned server's process id, which is also its process group's
+#if defined(MCP_STDIO_HAS_PROCESSES)
+    /// A spawned server's process id, on POSIX also its process group's
     /// (still given after it was reaped); -1 for a transport that spawned
-    /// nothing and for an empty one. POSIX only.
+    /// nothing and for an empty one.
     [[nodiscard]] std::int32_t pid() const noexcept { return mcp_transport_pid(handle_); }
 
     /// The bytes of a spawned server's stderr lines dropped because more
     /// than 1 MiB waited untaken (newlines included); 0 for transports
-    /// without Stderr events and for an empty one. POSIX only.
+    /// without Stderr events and for an empty one.
     [[nodiscard]] std::uint64_t stderr_dropped() const noexcept {
         return mcp_transport_stderr_dropped(handle_);
     }
@@ -1452,7 +1488,7 @@ public:
         McpEvent ev{};
         const std::int32_t ms = detail::clamp_ms<std::int32_t>(timeout, -1, INT32_MAX);
         const McpStatus st = mcp_transport_next_event(handle_, ms, &ev);
-        const int os_errno = errno;
+        const int os_errno = detail::last_os_error();
         switch (st) {
         case MCP_STATUS_OK:
             if (ev.kind == MCP_EVENT_CLOSED) closed_ = true;

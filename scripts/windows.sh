@@ -20,8 +20,8 @@
 # event-loop handles, a transport on anonymous pipes, the stdout guard of
 # tests/windows/guarded_server.c); the demo (mcp_host.exe with
 # mcp_server.exe, directly and through a .cmd found by PATHEXT); the Go
-# binding's tests, cross-built; the CMake install for Windows. The C++
-# wrapper is compiled with mingw's g++. At the end no test server may be
+# binding's tests, cross-built; the CMake install for Windows; the C++
+# wrapper, compiled with mingw's g++, spawning a server. At the end no test server may be
 # left running (Wine's processes are processes of this machine: `ps` sees
 # them).
 set -euo pipefail
@@ -169,10 +169,22 @@ else
     status=1
 fi
 
-# The C++17 wrapper, as mingw's g++ compiles it.
-printf '#include "mcp_stdio.hpp"\nint main() { mcp::LineReader r; return r.next() ? 1 : 0; }\n' >"$out/hpp.cpp"
-x86_64-w64-mingw32-g++ -std=c++17 -Wall -Wextra -Werror -Iinclude -c "$out/hpp.cpp" -o "$out/hpp.o" ||
-    { echo "windows: mcp_stdio.hpp does not compile with mingw g++"; status=1; }
+# The C++17 wrapper, as mingw's g++ compiles it, spawning a server under
+# Wine (its C++ runtime linked statically: Wine has no libstdc++ DLL).
+echo "== the C++ wrapper on Windows"
+if x86_64-w64-mingw32-g++ -std=c++17 -Wall -Wextra -Werror -Iinclude tests/windows/test_spawn.cpp \
+    "$lib/libmcp_stdio.dll.a" -static -o "$out/dll/test_spawn_cpp.exe"; then
+    if result=$(cd "$out/dll" && timeout 120 "$wine" ./test_spawn_cpp.exe 2>&1); then
+        echo "windows: $(tail -n 1 <<<"$result")"
+    else
+        printf '%s\nwindows: test_spawn_cpp: FAILED\n' "$result"
+        status=1
+    fi
+else
+    echo "windows: mcp_stdio.hpp does not compile with mingw g++"
+    status=1
+fi
+
 # The CMake install for Windows (MinGW toolchain file), and consumers of it
 # (find_package, pkg-config, add_subdirectory; DLL and static) run under
 # Wine; it reuses this build's cargo directory.
