@@ -57,6 +57,7 @@ pub(crate) enum Taken<R> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Exit {
     pub(crate) code: i32,
+    #[cfg_attr(windows, allow(dead_code))] // no signals there
     pub(crate) signal: i32,
 }
 

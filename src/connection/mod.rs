@@ -211,6 +211,7 @@ impl Inner {
 
     /// Milliseconds to [`next_deadline`](Self::next_deadline), rounded up
     /// (at most `i32::MAX`); -1: none; 0 once closed.
+    #[cfg_attr(not(any(feature = "capi", linux_apis)), allow(dead_code))]
     pub(crate) fn millis_to_deadline(&self) -> i32 {
         if self.core.is_closed() {
             return 0;
@@ -239,6 +240,18 @@ impl Inner {
             .map_or(0, |p| p.stderr_dropped());
         #[cfg(not(os_io))]
         0
+    }
+
+    /// An event loop is about to wait on the set it was just given: what
+    /// woke it before is drained (also what did not come from us: else its
+    /// wait would return at once, always), and sends from now on wake it.
+    #[cfg(os_io)]
+    #[cfg_attr(not(any(feature = "capi", linux_apis)), allow(dead_code))]
+    pub(crate) fn arm_for_event_loop(&mut self) {
+        if let Some(io) = &mut self.io {
+            io.drain_wake();
+        }
+        self.waiting = self.io.is_some();
     }
 
     pub(crate) fn is_memory(&self) -> bool {

@@ -44,31 +44,8 @@ pub use reader::{
 };
 pub use slice::McpSlice;
 pub use status::{mcp_status_str, McpStatus};
-pub use transport::{
-    mcp_transport_cancel, mcp_transport_close, mcp_transport_free, mcp_transport_new,
-    mcp_transport_next_deadline, mcp_transport_next_event, mcp_transport_notify,
-    mcp_transport_read_output, mcp_transport_receive, mcp_transport_receive_end,
-    mcp_transport_request, mcp_transport_respond, mcp_transport_respond_error, mcp_transport_send,
-    mcp_transport_set_max_line_len, mcp_transport_set_max_queued, mcp_transport_take_output,
-    McpEvent, McpEventKind, McpTransport, MCP_TRANSPORT_DEFAULT_MAX_QUEUED,
-};
-#[cfg(all(os_io, unix))]
-pub use transport::{
-    mcp_transport_open_fds, mcp_transport_poll_fds, MCP_TRANSPORT_BORROW_FDS,
-    MCP_TRANSPORT_MAX_POLL_FDS,
-};
-#[cfg(windows)]
-pub use transport::{
-    mcp_transport_open_handles, mcp_transport_poll_handles, MCP_TRANSPORT_BORROW_HANDLES,
-    MCP_TRANSPORT_MAX_POLL_HANDLES,
-};
-#[cfg(os_io)]
-pub use transport::{mcp_transport_open_stdio, MCP_TRANSPORT_GUARD_STDOUT};
-#[cfg(os_io)]
-pub use transport::{
-    mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
-    MCP_TRANSPORT_CONSOLE_WINDOW, MCP_TRANSPORT_KILL_ON_HOST_EXIT,
-};
+// Every McpTransport function of this platform (see transport/mod.rs).
+pub use transport::*;
 pub use version::{
     mcp_stdio_abi_version, mcp_stdio_simd_level, mcp_stdio_version, MCP_STDIO_ABI_VERSION,
 };

@@ -121,6 +121,7 @@ impl Shared {
     /// bytes that did not come from us: else the loop's poll would return
     /// at once, always). A memory connection gives no descriptor. When
     /// more than `cap` are needed, nothing changes (the count says how many).
+    #[cfg_attr(not(any(feature = "capi", linux_apis)), allow(dead_code))]
     pub(crate) fn poll_set_locked(
         &self,
         mut inner: MutexGuard<'_, Inner>,
@@ -132,13 +133,9 @@ impl Shared {
             None => 0,
         };
         let timeout = inner.millis_to_deadline();
-        if n > cap {
-            return (n, timeout);
+        if n <= cap {
+            inner.arm_for_event_loop();
         }
-        if let Some(io) = &mut inner.io {
-            io.drain_wake();
-        }
-        inner.waiting = inner.io.is_some();
         (n, timeout)
     }
 }

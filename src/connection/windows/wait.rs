@@ -93,6 +93,7 @@ impl Shared {
     /// nothing left in it makes the loop's wait return at once). A memory
     /// connection gives none. When more than `cap` are needed, nothing
     /// changes (the count says how many).
+    #[cfg_attr(not(feature = "capi"), allow(dead_code))] // the C face's poll_handles
     pub(crate) fn wait_set_locked(
         &self,
         mut inner: MutexGuard<'_, Inner>,
@@ -105,13 +106,9 @@ impl Shared {
             Some(io) => io.wait_set(core, set),
             None => 0,
         };
-        if n > cap {
-            return (n, timeout);
+        if n <= cap {
+            inner.arm_for_event_loop();
         }
-        if let Some(io) = &mut inner.io {
-            io.drain_wake();
-        }
-        inner.waiting = inner.io.is_some();
         (n, timeout)
     }
 }

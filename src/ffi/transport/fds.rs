@@ -5,7 +5,7 @@ use std::ffi::c_int;
 use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
 use super::super::fd::set_errno;
-use super::{lock, McpStatus, McpTransport};
+use super::{poll_set, McpStatus, McpTransport};
 use crate::connection::{empty_set, Desc, OpenFailed, MAX_POLL_FDS};
 use crate::sys::unix::fd::is_open;
 use crate::Connection;
@@ -158,34 +158,17 @@ pub unsafe extern "C" fn mcp_transport_poll_fds(
     timeout_ms: *mut i32,
 ) -> McpStatus {
     ffi_boundary!(mcp_transport_poll_fds, McpStatus::MCP_STATUS_PANIC, {
-        let mut count = 0;
-        let status = (|| {
-            // SAFETY: forwarded caller contract.
-            let (shared, inner) = unsafe { lock(t) }?;
-            if n.is_null() || timeout_ms.is_null() || (fds.is_null() && cap > 0) {
-                return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
-            }
-            let mut set = empty_set();
-            let (needed, timeout) = shared.poll_set_locked(inner, &mut set, cap);
-            count = needed;
-            if needed > cap {
-                return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
-            }
-            // SAFETY: `fds` holds `cap` >= `needed` writable entries and
-            // `timeout_ms` is writable, by the caller's contract.
-            unsafe {
-                std::ptr::copy_nonoverlapping(set.as_ptr(), fds, needed);
-                timeout_ms.write(timeout);
-            }
-            Ok(())
-        })();
-        if !n.is_null() {
-            // SAFETY: non-null and writable, by the caller's contract.
-            unsafe { n.write(count) };
-        }
-        match status {
-            Ok(()) => McpStatus::MCP_STATUS_OK,
-            Err(status) => status,
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            poll_set(
+                t,
+                fds,
+                cap,
+                n,
+                timeout_ms,
+                empty_set(),
+                |shared, inner, set, cap| shared.poll_set_locked(inner, set, cap),
+            )
         }
     })
 }

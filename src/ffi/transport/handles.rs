@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 use std::os::windows::io::{BorrowedHandle, FromRawHandle, OwnedHandle};
 
-use super::{lock, McpStatus, McpTransport};
+use super::{hand_out, poll_set, McpStatus, McpTransport};
 use crate::connection::MAX_WAIT_HANDLES;
 use crate::Connection;
 
@@ -97,15 +97,8 @@ pub unsafe extern "C" fn mcp_transport_open_handles(
             }
             made
         };
-        match made {
-            Ok(raw) => {
-                // SAFETY: `out` is non-null and writable, by the caller's contract.
-                unsafe { out.write(raw) };
-                McpStatus::MCP_STATUS_OK
-            }
-            Err(Some(e)) => e.into(),
-            Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
-        }
+        // SAFETY: `out` is non-null and writable, by the caller's contract.
+        unsafe { hand_out(made, out) }
     })
 }
 
@@ -140,34 +133,18 @@ pub unsafe extern "C" fn mcp_transport_poll_handles(
     timeout_ms: *mut i32,
 ) -> McpStatus {
     ffi_boundary!(mcp_transport_poll_handles, McpStatus::MCP_STATUS_PANIC, {
-        let mut count = 0;
-        let status = (|| {
-            // SAFETY: forwarded caller contract.
-            let (shared, inner) = unsafe { lock(t) }?;
-            if n.is_null() || timeout_ms.is_null() || (handles.is_null() && cap > 0) {
-                return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
-            }
-            let mut set = [std::ptr::null_mut(); MAX_WAIT_HANDLES];
-            let (needed, timeout) = shared.wait_set_locked(inner, &mut set, cap);
-            count = needed;
-            if needed > cap {
-                return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
-            }
-            // SAFETY: `handles` holds `cap` >= `needed` writable entries and
-            // `timeout_ms` is writable, by the caller's contract.
-            unsafe {
-                std::ptr::copy_nonoverlapping(set.as_ptr(), handles, needed);
-                timeout_ms.write(timeout);
-            }
-            Ok(())
-        })();
-        if !n.is_null() {
-            // SAFETY: non-null and writable, by the caller's contract.
-            unsafe { n.write(count) };
-        }
-        match status {
-            Ok(()) => McpStatus::MCP_STATUS_OK,
-            Err(status) => status,
+        let empty = [std::ptr::null_mut(); MAX_WAIT_HANDLES];
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            poll_set(
+                t,
+                handles,
+                cap,
+                n,
+                timeout_ms,
+                empty,
+                |shared, inner, set, cap| shared.wait_set_locked(inner, set, cap),
+            )
         }
     })
 }

@@ -168,6 +168,75 @@ unsafe fn lock<'a>(
     Ok((handle.shared(), guard))
 }
 
+/// Writes a transport just made to `*out` (`MCP_STATUS_OK`), or turns why
+/// it was not made into a status.
+///
+/// # Safety
+/// `out` is non-null and writable.
+#[cfg(os_io)]
+unsafe fn hand_out(
+    made: Result<*mut McpTransport, Option<crate::Error>>,
+    out: *mut *mut McpTransport,
+) -> McpStatus {
+    match made {
+        Ok(raw) => {
+            // SAFETY: forwarded caller contract.
+            unsafe { out.write(raw) };
+            McpStatus::MCP_STATUS_OK
+        }
+        Err(Some(e)) => e.into(),
+        Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
+    }
+}
+
+/// The body of `mcp_transport_poll_fds` and `mcp_transport_poll_handles`:
+/// `fill` makes the set of what to wait on (at most `cap`, else nothing
+/// changes) and the time to the next deadline; they are copied to `out`
+/// and `timeout_ms`, the count to `n` on every return.
+///
+/// # Safety
+/// `t` is NULL or a live transport; `out` is NULL or points to `cap`
+/// writable items; `n` and `timeout_ms` are NULL or writable.
+#[cfg(os_io)]
+unsafe fn poll_set<T: Copy, const N: usize>(
+    t: *mut McpTransport,
+    out: *mut T,
+    cap: usize,
+    n: *mut usize,
+    timeout_ms: *mut i32,
+    mut set: [T; N],
+    fill: impl FnOnce(&Shared, MutexGuard<'_, Inner>, &mut [T; N], usize) -> (usize, i32),
+) -> McpStatus {
+    let mut count = 0;
+    let status = (|| {
+        // SAFETY: forwarded caller contract.
+        let (shared, inner) = unsafe { lock(t) }?;
+        if n.is_null() || timeout_ms.is_null() || (out.is_null() && cap > 0) {
+            return Err(McpStatus::MCP_STATUS_NULL_ARGUMENT);
+        }
+        let (needed, timeout) = fill(shared, inner, &mut set, cap);
+        count = needed;
+        if needed > cap {
+            return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
+        }
+        // SAFETY: `out` holds `cap` >= `needed` writable items and
+        // `timeout_ms` is writable, by the caller's contract.
+        unsafe {
+            ptr::copy_nonoverlapping(set.as_ptr(), out, needed);
+            timeout_ms.write(timeout);
+        }
+        Ok(())
+    })();
+    if !n.is_null() {
+        // SAFETY: non-null and writable, by the caller's contract.
+        unsafe { n.write(count) };
+    }
+    match status {
+        Ok(()) => McpStatus::MCP_STATUS_OK,
+        Err(status) => status,
+    }
+}
+
 // ---- Constructors and settings ----
 
 /// Creates a memory transport: it does no I/O and holds no descriptor. You

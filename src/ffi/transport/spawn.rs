@@ -143,15 +143,9 @@ pub unsafe extern "C" fn mcp_transport_spawn(
         let kill_on_host_exit = flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0;
         let console_window = flags & MCP_TRANSPORT_CONSOLE_WINDOW != 0;
         let spawn = || Connection::spawn_with(&cmd.0, kill_on_host_exit, console_window);
-        match McpTransport::make(spawn) {
-            Ok(raw) => {
-                // SAFETY: `out` is non-null and writable, by the caller's contract.
-                unsafe { out.write(raw) };
-                McpStatus::MCP_STATUS_OK
-            }
-            Err(Some(e)) => e.into(),
-            Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
-        }
+        let made = McpTransport::make(spawn);
+        // SAFETY: `out` is non-null and writable, by the caller's contract.
+        unsafe { super::hand_out(made, out) }
     })
 }
 

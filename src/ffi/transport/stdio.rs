@@ -61,14 +61,8 @@ pub unsafe extern "C" fn mcp_transport_open_stdio(
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
         let guard = flags & MCP_TRANSPORT_GUARD_STDOUT != 0;
-        match McpTransport::make(|| Connection::open_stdio(guard)) {
-            Ok(raw) => {
-                // SAFETY: `out` is non-null and writable, by the caller's contract.
-                unsafe { out.write(raw) };
-                McpStatus::MCP_STATUS_OK
-            }
-            Err(Some(e)) => e.into(),
-            Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
-        }
+        let made = McpTransport::make(|| Connection::open_stdio(guard));
+        // SAFETY: `out` is non-null and writable, by the caller's contract.
+        unsafe { super::hand_out(made, out) }
     })
 }

@@ -7,8 +7,8 @@ use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use super::child::{Child, POLL_EXIT};
-use crate::process::stderr::StderrLines;
 use crate::error::Error;
+use crate::process::stderr::StderrLines;
 use crate::sys::unix::fd::poll;
 use crate::transport::Transport;
 

@@ -109,17 +109,13 @@ pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc:
     if !kill_on_host_exit {
         return start_posix_spawn(cmd, &env, &program);
     }
-    let (stdin_child, stdin) = pipe()?;
-    let (stdout, stdout_child) = pipe()?;
-    let (stderr, stderr_child) = match cmd.stderr {
-        StderrMode::Events => {
-            let (ours, child) = pipe()?;
-            (Some(ours), Stdio::from(child))
-        }
+    let (pipes, [stdin_child, stdout_child], stderr_pipe) = make_pipes(cmd)?;
+    let stderr_child = match (stderr_pipe, cmd.stderr) {
+        (Some(child), _) => Stdio::from(child),
         // A host without a stderr gives none: /dev/null rather than a
         // closed 2, which the server's first open file would take.
-        StderrMode::Inherit if is_open(2) => (None, Stdio::inherit()),
-        StderrMode::Inherit | StderrMode::Discard => (None, Stdio::from(dev_null()?)),
+        (None, StderrMode::Inherit) if is_open(2) => Stdio::inherit(),
+        (None, _) => Stdio::from(dev_null()?),
     };
     let mut command = StdCommand::new(&program);
     command
@@ -141,14 +137,27 @@ pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc:
     // closes the child's ends of the pipes here, so that their ends come.
     let pid = child.id() as libc::pid_t;
     drop(command);
-    Ok((
-        pid,
-        Pipes {
-            stdin,
-            stdout,
-            stderr,
-        },
-    ))
+    Ok((pid, pipes))
+}
+
+/// The server's pipes: ours, the child's ends of its stdin and stdout, and
+/// the child's end of its stderr when stderr comes as events.
+fn make_pipes(cmd: &Command) -> io::Result<(Pipes, [OwnedFd; 2], Option<OwnedFd>)> {
+    let (stdin_child, stdin) = pipe()?;
+    let (stdout, stdout_child) = pipe()?;
+    let (stderr, stderr_child) = match cmd.stderr {
+        StderrMode::Events => {
+            let (ours, child) = pipe()?;
+            (Some(ours), Some(child))
+        }
+        StderrMode::Inherit | StderrMode::Discard => (None, None),
+    };
+    let pipes = Pipes {
+        stdin,
+        stdout,
+        stderr,
+    };
+    Ok((pipes, [stdin_child, stdout_child], stderr_child))
 }
 
 /// [`start`] on the portable POSIX build, with posix_spawn(3): the same
@@ -162,15 +171,7 @@ fn start_posix_spawn(
     env: &[(std::ffi::OsString, std::ffi::OsString)],
     program: &Path,
 ) -> io::Result<(libc::pid_t, Pipes)> {
-    let (stdin_child, stdin) = pipe()?;
-    let (stdout, stdout_child) = pipe()?;
-    let (stderr, stderr_child) = match cmd.stderr {
-        StderrMode::Events => {
-            let (ours, child) = pipe()?;
-            (Some(ours), Some(child))
-        }
-        StderrMode::Inherit | StderrMode::Discard => (None, None),
-    };
+    let (pipes, [stdin_child, stdout_child], stderr_child) = make_pipes(cmd)?;
     let child_stderr = match (&stderr_child, cmd.stderr) {
         (Some(child), _) => ChildStderr::Fd(child.as_fd()),
         // A host without a stderr gives none: /dev/null rather than a
@@ -190,12 +191,5 @@ fn start_posix_spawn(
     })?;
     // The child's ends close here, so that their ends come.
     drop((stdin_child, stdout_child, stderr_child));
-    Ok((
-        pid,
-        Pipes {
-            stdin,
-            stdout,
-            stderr,
-        },
-    ))
+    Ok((pid, pipes))
 }

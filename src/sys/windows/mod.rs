@@ -24,6 +24,7 @@ pub(crate) mod wake;
 
 /// Sets the calling thread's last-error code (`GetLastError()`), as the C
 /// face promises with `MCP_STATUS_IO_ERROR` and `MCP_STATUS_SPAWN_FAILED`.
+#[cfg(feature = "capi")]
 pub(crate) fn set_last_error(code: i32) {
     // SAFETY: sets a value of the calling thread; no pointer.
     unsafe { windows_sys::Win32::Foundation::SetLastError(code as u32) };
