@@ -339,6 +339,12 @@ mod tests {
     }
 
     proptest::proptest! {
+        // Under Miri a few cases take every path (scripts/miri.sh also sets
+        // PROPTEST_CASES for the properties on the default config).
+        #![proptest_config(proptest::test_runner::Config {
+            cases: if cfg!(miri) { 8 } else { 256 },
+            ..Default::default()
+        })]
         /// Whatever the arguments, the program gets exactly them back.
         #[test]
         fn program_arguments_come_back_as_given(
