@@ -18,13 +18,15 @@
 //!   bytes in, [`Event`]s out (messages, answers matched with our numbered
 //!   requests, timeouts, close), the lines we send framed into a bounded
 //!   output queue for a driver to write.
-//! - [`Connection`] drives a transport to its end on descriptors (POSIX):
-//!   a server it spawns from a [`Command`] (its process group, its stderr
-//!   as lines, the stdin → SIGTERM → SIGKILL shutdown, reaping), the
-//!   process's own stdin and stdout (with the stdout guard), or descriptors
-//!   you give it; [`next_event`](Connection::next_event) with a deadline,
-//!   [`Sender`] for any thread, one descriptor for event loops
-//!   ([`Connection::poll_fd`], Linux).
+//! - [`Connection`] drives a transport to its end on descriptors (POSIX)
+//!   or handles (Windows): a server it spawns from a [`Command`] (on POSIX
+//!   its process group and the stdin → SIGTERM → SIGKILL shutdown; on
+//!   Windows its Job Object, `PATHEXT` and `.cmd` quoting, stdin → job
+//!   terminated; its stderr as lines), the process's own stdin and stdout
+//!   (with the stdout guard), or descriptors and handles you give it;
+//!   [`next_event`](Connection::next_event) with a deadline, [`Sender`] for
+//!   any thread, one descriptor for event loops (`Connection::poll_fd`,
+//!   Linux). Apple's mobile systems have only the memory connection.
 //!
 //! The same is offered to C through the `mcp_*` functions of the `ffi` module
 //! and the generated header `include/mcp_stdio.h`: the `capi` feature, on by
@@ -37,9 +39,11 @@
 //! 2. framing: `reader`, `encode`, `jsonrpc`, `span`, `envelope`,
 //!    `message`, `newline`, `error`;
 //! 3. the transport's state machine, no I/O: `transport`;
-//! 4. the OS layer: `sys` (the platform calls, fenced per platform),
-//!    `process` (a spawned server's supervision over them) and
-//!    `connection` (a transport driven on descriptors: the Rust API);
+//! 4. the OS layer: `sys` (the platform calls, fenced per platform:
+//!    `unix/`, `windows/`), `process` (a spawned server's supervision over
+//!    them, `unix/` and `windows/` beside what both share) and
+//!    `connection` (a transport driven on descriptors or handles: the Rust
+//!    API; `io.rs` shared, `unix/` and `windows/` for the ends and waits);
 //! 5. the C face: `ffi`, conversions over the floors below.
 //!
 //! `unsafe` lives in three places only: `simd` (AVX2 and AVX-512 need
