@@ -51,8 +51,9 @@ pub const DROP_GRACE: Duration = Duration::from_secs(2);
 ///
 /// Made by [`spawn`](Connection::spawn) (a host starting a server),
 /// [`open_stdio`](Connection::open_stdio) (a server on its own stdin and
-/// stdout), [`open_fds`](Connection::open_fds) and its kin (descriptors
-/// you give it), or [`memory`](Connection::memory) (you move the bytes).
+/// stdout), `open_fds` and its kin (descriptors you give it, POSIX) or
+/// `open_handles` and its kin (handles, Windows), or
+/// [`memory`](Connection::memory) (you move the bytes).
 ///
 /// One thread takes the events ([`next_event`](Connection::next_event),
 /// `&mut self`); any thread sends, through the connection itself or a
