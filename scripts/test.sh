@@ -147,6 +147,7 @@ lint() {
         cargo clippy --all-targets --no-default-features -- -D warnings &&
         RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet &&
         RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --no-default-features &&
+        RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --target x86_64-pc-windows-gnu &&
         for target in "${apple_targets[@]}"; do
             echo "== cargo clippy --all-targets --target $target"
             cargo clippy --quiet --all-targets --target "$target" -- -D warnings || return 1
