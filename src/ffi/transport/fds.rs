@@ -5,7 +5,7 @@ use std::ffi::c_int;
 use std::os::fd::{BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
 use super::super::fd::set_errno;
-use super::{poll_set, McpStatus, McpTransport};
+use super::{hand_out, poll_set, McpStatus, McpTransport};
 use crate::connection::{empty_set, Desc, OpenFailed, MAX_POLL_FDS};
 use crate::sys::unix::fd::is_open;
 use crate::Connection;
@@ -104,22 +104,18 @@ unsafe fn opened(
     made: Result<*mut McpTransport, Option<OpenFailed>>,
     out: *mut *mut McpTransport,
 ) -> McpStatus {
-    match made {
-        Ok(raw) => {
-            // SAFETY: forwarded caller contract.
-            unsafe { out.write(raw) };
-            McpStatus::MCP_STATUS_OK
-        }
-        Err(None) => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
-        Err(Some(failed)) => {
+    let made = made.map_err(|failed| {
+        failed.map(|failed| {
             for desc in [Some(failed.read), failed.write].into_iter().flatten() {
                 if let Desc::Owned(fd) = desc {
                     let _ = fd.into_raw_fd(); // the caller's again
                 }
             }
-            failed.error.into()
-        }
-    }
+            failed.error
+        })
+    });
+    // SAFETY: forwarded caller contract.
+    unsafe { hand_out(made, out) }
 }
 
 /// For event loops (libuv, GLib, your own poll(2)): fills `fds[0..*n]` with
