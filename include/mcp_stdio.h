@@ -1851,6 +1851,31 @@ uint64_t mcp_transport_stderr_dropped(const struct McpTransport *t);
 
 #if defined(MCP_STDIO_HAS_PROCESSES)
 /**
+ * The last lines the spawned server wrote to its stderr, oldest first,
+ * each ending in `\n` (a `\r\n` end as `\n`; the last bytes before the end
+ * of the stream get one too): at most 20 lines and 4 KiB (a single longer
+ * line keeps its last 4 KiB), whether they were taken as
+ * `MCP_EVENT_STDERR` events or dropped. Kept after the server is gone,
+ * until the transport is freed: what a host shows when a server dies
+ * ("ModuleNotFoundError: ...", "npm ERR! 404"). Empty for a transport that
+ * spawned nothing, and with `MCP_STDERR_INHERIT` or `MCP_STDERR_DISCARD`,
+ * where the library does not read the server's stderr.
+ *
+ * Writes the text to `*out` (free it with `mcp_buffer_free`; an empty
+ * buffer holds no allocation). Returns `MCP_STATUS_OK`,
+ * `MCP_STATUS_NULL_ARGUMENT` (t or out NULL), `MCP_STATUS_OUT_OF_MEMORY`
+ * or `MCP_STATUS_POISONED`. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `out` is NULL or points to a writable
+ * `McpBuffer`.
+ */
+McpStatus mcp_transport_stderr_tail(const struct McpTransport *t,
+                                    struct McpBuffer *out);
+#endif
+
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/**
  * Creates a transport on the process's own stdin and stdout: for an MCP
  * server. Descriptors 0 and 1 are borrowed (never closed; their flags,
  * made non-blocking meanwhile, are given back at free); with

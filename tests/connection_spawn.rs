@@ -362,6 +362,28 @@ fn a_crlf_line_end_on_stderr_is_taken_off_whole() {
     assert_eq!(out.stderr(), ["one", "two\r", "in\rside", ""]);
 }
 
+/// The last 20 lines of stderr stay readable after the server is gone,
+/// whether taken as events or not; none where stderr is not read.
+#[test]
+fn the_stderr_tail_outlives_the_server() {
+    let _g = shared();
+    let script = "i=0; while [ $i -lt 25 ]; do echo \"line $i\" >&2; i=$((i+1)); done
+                  printf 'ModuleNotFoundError: no module named foo' >&2; exit 3";
+    let mut conn = spawn(&sh(script));
+    let out = run_to_closed(&mut conn, Duration::from_secs(10));
+    assert_eq!(conn.exit_status().and_then(|s| s.code()), Some(3));
+    assert_eq!(out.stderr().len(), 26, "every line came as an event too");
+    let mut want: String = (6..25).map(|i| format!("line {i}\n")).collect();
+    want.push_str("ModuleNotFoundError: no module named foo\n");
+    assert_eq!(String::from_utf8(conn.stderr_tail()).unwrap(), want);
+
+    let mut cmd = sh("echo lost >&2; exit 1");
+    cmd.stderr(StderrMode::Discard);
+    let mut conn = spawn(&cmd);
+    run_to_closed(&mut conn, Duration::from_secs(10));
+    assert_eq!(conn.stderr_tail(), b"", "a discarded stderr is not read");
+}
+
 #[test]
 fn discarded_stderr_gives_no_event() {
     let _g = shared();

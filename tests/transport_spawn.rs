@@ -540,6 +540,36 @@ fn a_server_that_exits_at_once() {
     assert_eq!(fd_count(), fds);
 }
 
+/// Dies saying why on stderr: the tail keeps the last lines after CLOSED.
+#[test]
+fn a_server_that_dies_saying_why_leaves_its_stderr_tail() {
+    let _serial = serial();
+    let server = spawn_sh("echo starting >&2; echo 'Error: Cannot find module foo' >&2; exit 1");
+    let t = server.t;
+    let out = run_to_closed(t, Duration::from_secs(10));
+    assert_eq!((out.exit_code, out.term_signal), (1, 0));
+    let mut tail = McpBuffer {
+        data: std::ptr::null_mut(),
+        len: 0,
+    };
+    assert_eq!(
+        unsafe { mcp_transport_stderr_tail(t, &mut tail) },
+        MCP_STATUS_OK
+    );
+    let text = unsafe { std::slice::from_raw_parts(tail.data, tail.len) }.to_vec();
+    unsafe { mcp_buffer_free(&mut tail) };
+    assert_eq!(text, b"starting\nError: Cannot find module foo\n");
+    assert_eq!(
+        unsafe { mcp_transport_stderr_tail(t, std::ptr::null_mut()) },
+        MCP_STATUS_NULL_ARGUMENT
+    );
+    assert_eq!(
+        unsafe { mcp_transport_stderr_tail(std::ptr::null(), &mut tail) },
+        MCP_STATUS_NULL_ARGUMENT
+    );
+    free(server);
+}
+
 /// Prints junk and half a line, and dies: the junk is INVALID, the half
 /// line at the end of the stream too (not JSON); a whole message without
 /// its newline at the end is a message (or the answer it is).

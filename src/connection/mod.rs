@@ -230,6 +230,24 @@ impl Inner {
         None
     }
 
+    /// The last lines of the server's stderr, joined, each ending in `\n`
+    /// (see [`Connection::stderr_tail`]), appended to `out`.
+    pub(crate) fn stderr_tail_into(&self, out: &mut Vec<u8>) {
+        #[cfg(os_io)]
+        if let Some(tail) = self
+            .io
+            .as_ref()
+            .and_then(|io| io.process())
+            .and_then(|p| p.stderr_tail())
+        {
+            for line in tail.lines() {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+        }
+        let _ = out;
+    }
+
     /// Bytes of the server's stderr lines dropped (see
     /// [`Connection::stderr_dropped`]).
     pub(crate) fn stderr_dropped(&self) -> u64 {
@@ -575,6 +593,23 @@ impl Connection {
         self.shared()
             .with(|inner| inner.stderr_dropped())
             .unwrap_or(0)
+    }
+
+    /// The last lines the spawned server wrote to its stderr, oldest first,
+    /// each ending in `\n` (a `\r\n` end, or none for the last bytes
+    /// before the end of the stream, as `\n`): at most 20 lines and 4 KiB
+    /// (a single longer line keeps its last 4 KiB), whether they were
+    /// delivered as [`Event::Stderr`] or dropped. Kept after the server is
+    /// gone, for as long as the connection lives: what a host shows when a
+    /// server dies ("ModuleNotFoundError: ...", "npm ERR! 404"). Empty
+    /// for a connection that spawned nothing, and with
+    /// [`StderrMode::Inherit`](crate::StderrMode::Inherit) or
+    /// [`Discard`](crate::StderrMode::Discard), where the library does not
+    /// read the server's stderr.
+    pub fn stderr_tail(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let _ = self.shared().with(|inner| inner.stderr_tail_into(&mut out));
+        out
     }
 
     /// How the spawned server ended, once [`Event::Closed`] was taken:

@@ -2,7 +2,9 @@
 //! full stderr pipe would stop answering), split into lines of at most
 //! 64 KiB, with at most 1 MiB waiting undelivered; beyond it the oldest
 //! lines are dropped and their bytes counted. A `\r\n` line end (how
-//! Windows programs write) is taken off whole, as `\n` is.
+//! Windows programs write) is taken off whole, as `\n` is. The last lines
+//! are also kept apart (`Tail`: at most 20 lines and 4 KiB), delivered or
+//! not, so that a host can say why a server died after it is gone.
 
 use std::collections::VecDeque;
 
@@ -28,6 +30,43 @@ const PIECE: usize = 64 << 10;
 const BACKLOG: usize = 1 << 20;
 /// One read's size.
 pub(crate) const READ: usize = 64 << 10;
+/// The most lines and bytes the tail keeps.
+const TAIL_LINES: usize = 20;
+const TAIL_BYTES: usize = 4 << 10;
+
+/// The last lines of the stream (pieces of a line longer than 64 KiB count
+/// as lines), oldest first: at most `TAIL_LINES`, and at most `TAIL_BYTES`
+/// in all (a single longer line keeps its last `TAIL_BYTES`).
+#[derive(Debug, Default)]
+pub(crate) struct Tail {
+    lines: VecDeque<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Tail {
+    fn push(&mut self, line: &[u8]) {
+        let line = &line[line.len().saturating_sub(TAIL_BYTES)..];
+        while !self.lines.is_empty()
+            && (self.lines.len() >= TAIL_LINES || self.bytes + line.len() > TAIL_BYTES)
+        {
+            let old = self.lines.pop_front().expect("not empty");
+            self.bytes -= old.len();
+        }
+        // A failed allocation leaves the line out: the tail is a courtesy.
+        let mut kept = Vec::new();
+        if kept.try_reserve_exact(line.len()).is_ok() {
+            kept.extend_from_slice(line);
+            self.bytes += kept.len();
+            self.lines.push_back(kept);
+        }
+    }
+
+    /// The lines kept, oldest first, without their newlines.
+    pub(crate) fn lines(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.lines.iter().map(Vec::as_slice)
+    }
+}
+
 /// The most reads of one drain: what the backlog holds. A server that
 /// writes faster than the host reads would otherwise hold the call (and
 /// grow the buffer) for as long as it keeps writing.
@@ -64,6 +103,8 @@ pub(crate) struct StderrLines {
     waiting: usize,
     /// Bytes dropped, newlines included.
     dropped: u64,
+    /// The last lines, delivered or not.
+    tail: Tail,
 }
 
 impl Line {
@@ -86,6 +127,7 @@ impl StderrLines {
             lent: false,
             waiting: 0,
             dropped: 0,
+            tail: Tail::default(),
         }
     }
 
@@ -200,8 +242,14 @@ impl StderrLines {
             cr,
         };
         self.lines.push_back(line);
+        self.tail.push(&self.buf[line.start..line.start + line.len]);
         self.waiting += line.size();
         self.scan += line.size();
+    }
+
+    /// The last lines of the stream so far (see [`Tail`]).
+    pub(crate) fn tail(&self) -> &Tail {
+        &self.tail
     }
 
     /// The next line to deliver, lent until the next call.
@@ -213,5 +261,43 @@ impl StderrLines {
         self.lent = true;
         self.waiting -= line.size();
         Some(&self.buf[line.start..line.start + line.len])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_twenty_lines() {
+        let mut tail = Tail::default();
+        for i in 0..30 {
+            tail.push(format!("line {i}").as_bytes());
+        }
+        let kept: Vec<&[u8]> = tail.lines().collect();
+        assert_eq!(kept.len(), TAIL_LINES);
+        assert_eq!(kept[0], b"line 10");
+        assert_eq!(kept[19], b"line 29");
+    }
+
+    #[test]
+    fn the_tail_keeps_at_most_four_kib() {
+        let mut tail = Tail::default();
+        for i in 0..10u8 {
+            tail.push(&[b'a' + i; 1000]);
+        }
+        let kept: Vec<&[u8]> = tail.lines().collect();
+        assert_eq!(kept.len(), 4, "4 lines of 1000 bytes fit in 4096");
+        assert_eq!(kept[0][0], b'g');
+        assert_eq!(kept[3][0], b'j');
+        assert!(tail.bytes <= TAIL_BYTES);
+        // One longer line keeps its end, alone.
+        let mut long = vec![b'x'; 10_000];
+        long.extend_from_slice(b"the end");
+        tail.push(&long);
+        let kept: Vec<&[u8]> = tail.lines().collect();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].len(), TAIL_BYTES);
+        assert!(kept[0].ends_with(b"the end"));
     }
 }

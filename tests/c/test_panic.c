@@ -853,6 +853,26 @@ static void armed_transport_process_query(const char *name)
     CHECK(no_child_left());
 }
 
+/* stderr_tail takes the transport's lock: a panic there poisons it, and
+ * leaves *out untouched; free still kills and reaps the server. */
+static void armed_transport_stderr_tail(const char *name)
+{
+    int32_t pid = 0;
+    McpTransport *t = spawned_cat(&pid);
+    McpBuffer tail = {(uint8_t *)&check_passed_count, 7};
+
+    arm(name);
+    CHECK(mcp_transport_stderr_tail(t, &tail) == MCP_STATUS_PANIC);
+    disarm(name);
+    CHECK(tail.data == (uint8_t *)&check_passed_count && tail.len == 7);
+    CHECK(mcp_transport_stderr_tail(t, &tail) == MCP_STATUS_POISONED);
+    check_transport_poisoned(t, name);
+    mcp_transport_free(t); /* poisoned: the server is killed and reaped */
+    errno = 0;
+    CHECK(waitpid(pid, NULL, WNOHANG) == -1 && errno == ECHILD);
+    CHECK(no_child_left());
+}
+
 /* Nothing changed: *out untouched, descriptors 0 and 1 as they were. */
 static void armed_transport_open_stdio(const char *name)
 {
@@ -929,6 +949,7 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_transport_spawn", armed_transport_spawn},
     {"mcp_transport_pid", armed_transport_process_query},
     {"mcp_transport_stderr_dropped", armed_transport_process_query},
+    {"mcp_transport_stderr_tail", armed_transport_stderr_tail},
     {"mcp_transport_open_stdio", armed_transport_open_stdio},
 };
 #define N_PANIC_CASES (sizeof PANIC_CASES / sizeof PANIC_CASES[0])

@@ -10,7 +10,8 @@
 //! - `fds.rs` (POSIX): `open_fds`, `poll_fds`;
 //! - `handles.rs` (Windows): `open_handles`, `poll_handles`;
 //! - `stdio.rs`: `open_stdio`;
-//! - `spawn.rs` (POSIX and Windows): `spawn`, `pid`, `stderr_dropped`.
+//! - `spawn.rs` (POSIX and Windows): `spawn`, `pid`, `stderr_dropped`,
+//!   `stderr_tail`.
 
 mod event;
 mod events;
@@ -58,7 +59,7 @@ pub use send::{
 #[cfg(os_io)]
 pub use spawn::{
     mcp_transport_pid, mcp_transport_spawn, mcp_transport_stderr_dropped,
-    MCP_TRANSPORT_CONSOLE_WINDOW, MCP_TRANSPORT_KILL_ON_HOST_EXIT,
+    mcp_transport_stderr_tail, MCP_TRANSPORT_CONSOLE_WINDOW, MCP_TRANSPORT_KILL_ON_HOST_EXIT,
 };
 #[cfg(os_io)]
 pub use stdio::{mcp_transport_open_stdio, MCP_TRANSPORT_GUARD_STDOUT};

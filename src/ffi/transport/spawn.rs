@@ -1,6 +1,7 @@
 //! `mcp_transport_spawn` ([`Connection::spawn`]), `pid`, `stderr_dropped`.
 
 use super::super::command::McpCommand;
+use super::super::McpBuffer;
 use super::{lock, McpStatus, McpTransport};
 use crate::Connection;
 
@@ -179,5 +180,49 @@ pub unsafe extern "C" fn mcp_transport_stderr_dropped(t: *const McpTransport) ->
             Ok((_, inner)) => inner.stderr_dropped(),
             Err(_) => 0,
         }
+    })
+}
+
+/// The last lines the spawned server wrote to its stderr, oldest first,
+/// each ending in `\n` (a `\r\n` end as `\n`; the last bytes before the end
+/// of the stream get one too): at most 20 lines and 4 KiB (a single longer
+/// line keeps its last 4 KiB), whether they were taken as
+/// `MCP_EVENT_STDERR` events or dropped. Kept after the server is gone,
+/// until the transport is freed: what a host shows when a server dies
+/// ("ModuleNotFoundError: ...", "npm ERR! 404"). Empty for a transport that
+/// spawned nothing, and with `MCP_STDERR_INHERIT` or `MCP_STDERR_DISCARD`,
+/// where the library does not read the server's stderr.
+///
+/// Writes the text to `*out` (free it with `mcp_buffer_free`; an empty
+/// buffer holds no allocation). Returns `MCP_STATUS_OK`,
+/// `MCP_STATUS_NULL_ARGUMENT` (t or out NULL), `MCP_STATUS_OUT_OF_MEMORY`
+/// or `MCP_STATUS_POISONED`. Any thread.
+///
+/// # Safety
+/// `t` is NULL or a live transport; `out` is NULL or points to a writable
+/// `McpBuffer`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_stderr_tail(
+    t: *const McpTransport,
+    out: *mut McpBuffer,
+) -> McpStatus {
+    ffi_boundary!(mcp_transport_stderr_tail, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        let inner = match unsafe { lock(t) } {
+            Ok((_, inner)) => inner,
+            Err(status) => return status,
+        };
+        if out.is_null() {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        }
+        let mut text = Vec::new();
+        if text.try_reserve(4 << 10).is_err() {
+            return McpStatus::MCP_STATUS_OUT_OF_MEMORY;
+        }
+        inner.stderr_tail_into(&mut text);
+        drop(inner);
+        // SAFETY: `out` is non-null and writable, by the caller's contract.
+        unsafe { out.write(McpBuffer::from_vec(text)) };
+        McpStatus::MCP_STATUS_OK
     })
 }

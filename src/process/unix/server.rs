@@ -68,6 +68,11 @@ impl Server {
         self.stderr.as_ref().map_or(0, StderrLines::dropped)
     }
 
+    /// The last lines of its stderr, when the library reads it.
+    pub(crate) fn stderr_tail(&self) -> Option<&crate::process::stderr::Tail> {
+        self.stderr.as_ref().map(StderrLines::tail)
+    }
+
     pub(crate) fn stdout_ended(&mut self) {
         self.stdout_ended = true;
     }
