@@ -7,7 +7,7 @@ use std::sync::MutexGuard;
 use std::time::Instant;
 
 use crate::connection::io::Io;
-use crate::connection::{Inner, Shared};
+use crate::connection::{millis_rounded_up, Inner, Shared};
 use crate::error::Error;
 use crate::sys::windows::pipe::wait_any_raw;
 use crate::transport::Transport;
@@ -52,11 +52,10 @@ impl Shared {
     /// limit).
     pub(in crate::connection) fn wait_io<'a>(
         &'a self,
-        inner: MutexGuard<'a, Inner>,
+        mut inner: MutexGuard<'a, Inner>,
         wake_at: Option<Instant>,
         now: Instant,
     ) -> Result<MutexGuard<'a, Inner>, Error> {
-        let mut inner = inner;
         let Inner { core, io, .. } = &mut *inner;
         let Some(io) = io else {
             return Ok(inner);
@@ -66,11 +65,9 @@ impl Shared {
         // The handles stay open while the lock is released: only this
         // thread, the one taking events, ends them.
         drop(inner);
-        let timeout = wake_at.map(|at| {
-            // Rounded up to the millisecond: a wait never ends before `at`.
-            let left = at.saturating_duration_since(now);
-            std::time::Duration::from_millis(left.as_nanos().div_ceil(1_000_000) as u64)
-        });
+        // Rounded up to the millisecond: a wait never ends before `at`.
+        let timeout =
+            wake_at.map(|at| std::time::Duration::from_millis(millis_rounded_up(at, now) as u64));
         let waited = wait_any_raw(&set[..n], timeout);
         self.let_contenders_in();
         let mut inner = self.lock()?;
