@@ -298,6 +298,15 @@ pub(crate) fn system_directory() -> io::Result<Vec<u16>> {
 impl Started {
     /// The exit code once the process has ended; `None` while it runs.
     pub(crate) fn exit_code(&self) -> io::Result<Option<u32>> {
+        // STILL_ACTIVE (259) is also a code a process may exit with: the
+        // handle, signalled once the process ended, tells which. It is
+        // asked first: a code read before it would be STILL_ACTIVE for a
+        // process that ends between the two calls.
+        let ended =
+            super::pipe::wait_any(&[self.process.as_handle()], Some(std::time::Duration::ZERO))?;
+        if ended.is_none() {
+            return Ok(None);
+        }
         let mut code = 0u32;
         // SAFETY: a live process handle; `code` is writable.
         let ok = unsafe {
@@ -309,11 +318,7 @@ impl Started {
         if ok == 0 {
             return Err(io::Error::last_os_error());
         }
-        // STILL_ACTIVE (259) is also a code a process may exit with: the
-        // handle, signalled once it ended, tells which.
-        let ended =
-            super::pipe::wait_any(&[self.process.as_handle()], Some(std::time::Duration::ZERO))?;
-        Ok(ended.map(|_| code))
+        Ok(Some(code))
     }
 }
 
@@ -425,6 +430,37 @@ mod tests {
         assert_eq!(exit_code(&started, Duration::from_secs(10)), Some(0));
         assert_eq!(started.exit_code().unwrap(), Some(0));
         assert!(started.pid != 0);
+    }
+
+    /// The exit code polled while the process ends is its own, never
+    /// STILL_ACTIVE (259) read just before it ended.
+    #[test]
+    fn an_exit_code_polled_while_the_process_ends_is_its_own() {
+        let job = Job::new().unwrap();
+        for _ in 0..20 {
+            let (in_read, _in_write) = pipe();
+            let (_out_read, out_write) = pipe();
+            let started = run(
+                "exit 7",
+                [
+                    in_read.as_handle(),
+                    out_write.as_handle(),
+                    out_write.as_handle(),
+                ],
+                &job,
+            );
+            let give_up = std::time::Instant::now() + Duration::from_secs(10);
+            let code = loop {
+                if let Some(code) = started.exit_code().unwrap() {
+                    break code;
+                }
+                assert!(
+                    std::time::Instant::now() < give_up,
+                    "cmd /c exit 7 never ended"
+                );
+            };
+            assert_eq!(code, 7);
+        }
     }
 
     /// The handle list: an inheritable handle of the host that is not in
