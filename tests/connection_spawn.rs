@@ -17,6 +17,9 @@
 
 #[path = "connection_common/mod.rs"]
 mod common;
+#[cfg(target_os = "linux")]
+#[path = "fd_census/mod.rs"]
+mod fd_census;
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
@@ -25,6 +28,8 @@ use std::sync::{mpsc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use common::*;
+#[cfg(target_os = "linux")]
+use fd_census::Descriptors;
 use mcp_stdio::{Command, Connection, EnvMode, Error, Event, InvalidKind, StderrMode};
 
 static PROCESS: RwLock<()> = RwLock::new(());
@@ -727,22 +732,6 @@ fn dropping_an_open_connection_kills_a_server_that_ignores_sigterm() {
 // ---------------------------------------------------------------------------
 // 6. Many servers in a row.
 
-/// This process's open descriptors, the same number twice in a row.
-#[cfg(target_os = "linux")]
-fn fd_count() -> usize {
-    let count = || std::fs::read_dir("/proc/self/fd").unwrap().count();
-    let mut last = count();
-    for _ in 0..5 {
-        let now = count();
-        if now == last {
-            return now;
-        }
-        last = now;
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    last
-}
-
 /// `pid` is a zombie child of ours (exited, not reaped).
 #[cfg(target_os = "linux")]
 fn zombie(pid: u32) -> bool {
@@ -758,7 +747,7 @@ fn zombie(pid: u32) -> bool {
 fn two_hundred_spawns_leave_no_descriptor_and_no_zombie() {
     // Counts the descriptors of the process: nothing else runs meanwhile.
     let _g = exclusive();
-    let before = fd_count();
+    let before = Descriptors::now();
     let started = Instant::now();
     let mut pids = Vec::new();
     for i in 0..200 {
@@ -794,12 +783,13 @@ fn two_hundred_spawns_leave_no_descriptor_and_no_zombie() {
             Some(Error::SpawnFailed(libc::ENOENT))
         );
     }
-    let after = fd_count();
     println!(
-        "200 spawns in {:?}; descriptors {before} -> {after}",
-        started.elapsed()
+        "200 spawns in {:?}; descriptors open before: {}, now: {}",
+        started.elapsed(),
+        before.len(),
+        Descriptors::now().len()
     );
-    assert_eq!(after, before, "descriptors left behind");
+    Descriptors::assert_none_left_since(&before, "200 spawns");
     // (Each was reaped at its drop, checked above; none became a zombie
     // since.)
     for pid in pids {

@@ -17,10 +17,14 @@
 //! Run with `--nocapture` for the table of shutdown times.
 #![cfg(all(unix, os_io, feature = "capi"))]
 
+#[path = "fd_census/mod.rs"]
+mod fd_census;
+
 use std::ffi::CString;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use fd_census::Descriptors;
 use mcp_stdio::ffi::*;
 use McpStatus::*;
 
@@ -47,14 +51,6 @@ fn serial() -> MutexGuard<'static, ()> {
 
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-/// This process's open descriptors (the listing's own included: the same
-/// number every time).
-fn fd_count() -> usize {
-    std::fs::read_dir("/proc/self/fd")
-        .expect("/proc/self/fd")
-        .count()
 }
 
 /// Our child `pid` was reaped: no zombie left.
@@ -236,7 +232,7 @@ fn pid_line(t: *mut McpTransport) -> i32 {
 #[test]
 fn a_server_that_never_reads_its_stdin() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     for (script, signal, expected) in [
         ("exec sleep 1000", libc::SIGTERM, GRACE),
         ("trap '' TERM; exec sleep 1000", libc::SIGKILL, GRACE * 2),
@@ -298,7 +294,7 @@ fn a_server_that_never_reads_its_stdin() {
         shutdown_time(&format!("never reads stdin ({script})"), took, expected);
         free(server);
     }
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_server_that_never_reads_its_stdin");
 }
 
 /// Writes 50 MB to stderr (from a process of its group) while it answers
@@ -307,7 +303,7 @@ fn a_server_that_never_reads_its_stdin() {
 #[test]
 fn a_server_that_floods_stderr_while_answering() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     let script = "yes 'a line of log that a chatty server writes, again and again, to its \
                   stderr, about two hundred bytes long, padded: .............................\
                   ..................................' | head -c 50000000 >&2 &
@@ -394,7 +390,7 @@ fn a_server_that_floods_stderr_while_answering() {
         Duration::ZERO,
     );
     free(server);
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_server_that_floods_stderr_while_answering");
 }
 
 /// Ignores SIGTERM and does not end at its stdin's end: SIGKILL at twice
@@ -402,7 +398,7 @@ fn a_server_that_floods_stderr_while_answering() {
 #[test]
 fn a_server_that_ignores_sigterm() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     let server = spawn_sh("trap '' TERM; cat >/dev/null; echo 'stdin ended' >&2; exec sleep 1000");
     let t = server.t;
     let mut id = 0;
@@ -447,7 +443,7 @@ fn a_server_that_ignores_sigterm() {
     let took = freeing.elapsed();
     assert!(reaped(pid));
     shutdown_time("ignores SIGTERM, freed after close", took, GRACE * 2);
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_server_that_ignores_sigterm");
 }
 
 /// A grandchild keeps the pipes open after the server ended: CLOSED comes
@@ -456,7 +452,7 @@ fn a_server_that_ignores_sigterm() {
 #[test]
 fn a_grandchild_that_keeps_the_pipes_open() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     for (script, expected) in [
         ("sleep 1000 & echo $! >&2; exec cat", GRACE),
         (
@@ -506,14 +502,14 @@ fn a_grandchild_that_keeps_the_pipes_open() {
         FIXED_GRACE,
     );
     free(server);
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_grandchild_that_keeps_the_pipes_open");
 }
 
 /// Exits at once: the pending request fails, CLOSED gives the exit code.
 #[test]
 fn a_server_that_exits_at_once() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     let server = spawn_sh("exit 3");
     let t = server.t;
     let started = Instant::now();
@@ -537,7 +533,7 @@ fn a_server_that_exits_at_once() {
     );
     shutdown_time("exits at once", took, Duration::ZERO);
     free(server);
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_server_that_exits_at_once");
 }
 
 /// Dies saying why on stderr: the tail keeps the last lines after CLOSED.
@@ -576,7 +572,7 @@ fn a_server_that_dies_saying_why_leaves_its_stderr_tail() {
 #[test]
 fn a_server_that_prints_junk_and_half_a_line_and_dies() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     let server = spawn_sh(
         "read request; printf 'junk\\n\\n{\"jsonrpc\":\"2.0\",\"id\":1,\"res'; kill -KILL $$",
     );
@@ -622,7 +618,7 @@ fn a_server_that_prints_junk_and_half_a_line_and_dies() {
     );
     assert_eq!(out.exit_code, 1);
     free(server);
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_server_that_prints_junk_and_half_a_line_and_dies");
 }
 
 /// A program that does not exist: MCP_STATUS_SPAWN_FAILED with ENOENT at
@@ -630,7 +626,7 @@ fn a_server_that_prints_junk_and_half_a_line_and_dies() {
 #[test]
 fn a_program_that_does_not_exist() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     for program in ["mcp-stdio-no-such-server", "/nonexistent/mcp-stdio-server"] {
         let cmd = command(program, &["--stdio"]);
         let mut t = std::ptr::null_mut();
@@ -644,7 +640,7 @@ fn a_program_that_does_not_exist() {
         unsafe { mcp_command_free(cmd) };
         shutdown_time(&format!("does not exist ({program})"), took, Duration::ZERO);
     }
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_program_that_does_not_exist");
 }
 
 /// 200 servers spawned, closed (or not) and freed in a row: as many
@@ -654,7 +650,7 @@ fn two_hundred_servers_leave_nothing_behind() {
     let _serial = serial();
     let cat = command("cat", &[]);
     let truth = command("true", &[]);
-    let fds = fd_count();
+    let fds = Descriptors::now();
     let started = Instant::now();
     for i in 0..200 {
         let server = spawn(if i % 2 == 0 { cat } else { truth });
@@ -675,7 +671,7 @@ fn two_hundred_servers_leave_nothing_behind() {
     }
     let took = started.elapsed();
     println!("200 spawn/close/free cycles: {took:?}");
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "two_hundred_servers_leave_nothing_behind");
     unsafe {
         mcp_command_free(cat);
         mcp_command_free(truth);
@@ -701,7 +697,7 @@ fn rss_kib() -> u64 {
 #[test]
 fn a_server_whose_stderr_never_stops() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     // The shell stays (`; exit`), holding the server's stdout open: with
     // `exec yes >&2` the stdout pipe had no writer from the start, which
     // began the library's own close (a 2 s grace from the spawn), so the
@@ -786,7 +782,7 @@ fn a_server_whose_stderr_never_stops() {
     );
     shutdown_time("stderr never stops (yes >&2)", died, GRACE);
     free(server);
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_server_whose_stderr_never_stops");
 }
 
 /// A server that logs without end while it answers: its answers still come
@@ -795,7 +791,7 @@ fn a_server_whose_stderr_never_stops() {
 #[test]
 fn a_server_that_logs_without_end_still_answers() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     let server = spawn_sh(
         "yes 'endless log line' >&2 &
          exec sed -u 's/.*\"id\":\\([0-9]*\\).*/{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'",
@@ -842,7 +838,7 @@ fn a_server_that_logs_without_end_still_answers() {
     assert_eq!((out.exit_code, out.term_signal), (0, 0)); // sed, at its stdin's end
     shutdown_time("logs without end (yes >&2 &), answering", took, GRACE);
     free(server);
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(&fds, "a_server_that_logs_without_end_still_answers");
 }
 
 /// After CLOSED an event loop waits on the wake-up descriptor only (as
@@ -891,7 +887,7 @@ fn after_a_kill_the_poll_set_is_quiet() {
 #[test]
 fn a_server_that_closes_its_stdin_or_stdout_and_lives_on() {
     let _serial = serial();
-    let fds = fd_count();
+    let fds = Descriptors::now();
     for (what, script) in [
         ("stdin", "exec 0<&-; echo ready >&2; exec sleep 1000"),
         (
@@ -928,7 +924,10 @@ fn a_server_that_closes_its_stdin_or_stdout_and_lives_on() {
         );
         free(server);
     }
-    assert_eq!(fd_count(), fds);
+    Descriptors::assert_none_left_since(
+        &fds,
+        "a_server_that_closes_its_stdin_or_stdout_and_lives_on",
+    );
 }
 
 /// The host looks again only after the kill is due: the answer the server
