@@ -390,8 +390,13 @@ enum McpEventKind
    */
   MCP_EVENT_REQUEST_TIMED_OUT = 3,
   /**
-   * The transport closed before our request `request_id` was answered.
-   * These come just before `MCP_EVENT_CLOSED`, by ascending id.
+   * Our request `request_id` will never be answered: the transport
+   * closed, or its peer can answer no more (a spawned server exited, or
+   * closed its stdout: then these come at once, not at the end of the
+   * shutdown). By ascending id, after the lines received before the
+   * end, before `MCP_EVENT_CLOSED`. `mcp_transport_end_reason` says why,
+   * `mcp_transport_end_text` in words; `exit_code` and `term_signal`
+   * carry a spawned server's exit status when it is known by then.
    */
   MCP_EVENT_REQUEST_FAILED = 4,
   /**
@@ -418,6 +423,50 @@ enum McpEventKind
 typedef enum McpEventKind McpEventKind;
 #else
 typedef int32_t McpEventKind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What `mcp_transport_end_reason` returns.
+ */
+enum McpEndReason
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The transport is open (and for NULL).
+   */
+  MCP_END_NONE = 0,
+  /**
+   * We closed it: `mcp_transport_close` (or a free) came first.
+   */
+  MCP_END_CLOSED_BY_HOST = 1,
+  /**
+   * The peer closed its output (a spawned server its stdout) and, as far
+   * as known, lives on: no answer can come.
+   */
+  MCP_END_PEER_CLOSED = 2,
+  /**
+   * A write to the peer was refused: it reads no more.
+   */
+  MCP_END_WRITE_REFUSED = 3,
+  /**
+   * A spawned server exited by itself; the failures' `exit_code` (and
+   * `MCP_EVENT_CLOSED`'s) has its status.
+   */
+  MCP_END_SERVER_EXITED = 4,
+  /**
+   * A spawned server was killed by a signal that was not ours (POSIX);
+   * the failures' `term_signal` has it.
+   */
+  MCP_END_SERVER_KILLED = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum McpEndReason McpEndReason;
+#else
+typedef int32_t McpEndReason;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -703,13 +752,15 @@ typedef struct McpEvent {
    */
   int32_t invalid_kind;
   /**
-   * `MCP_EVENT_CLOSED` after a spawned server exited: its exit status;
-   * -1 otherwise (no process, or killed by a signal).
+   * `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
+   * known, after a spawned server exited: its exit status; -1 otherwise
+   * (no process, still running, or killed by a signal).
    */
   int32_t exit_code;
   /**
-   * `MCP_EVENT_CLOSED` after a spawned server was killed by a signal: the
-   * signal; 0 otherwise.
+   * `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
+   * known, after a spawned server was killed by a signal: the signal; 0
+   * otherwise.
    */
   int32_t term_signal;
 } McpEvent;
@@ -1262,6 +1313,49 @@ McpStatus mcp_transport_set_max_queued(struct McpTransport *t,
  * after this one.
  */
 void mcp_transport_free(struct McpTransport *t);
+
+/**
+ * Why the transport ended, or is ending: an `McpEndReason` value
+ * (`MCP_END_NONE` while it is open, and for NULL). The first cause stands,
+ * but that a server's exit, noticed a moment after its stdout ended or a
+ * write to it failed, takes their place. `MCP_EVENT_REQUEST_FAILED`
+ * events come with this reason.
+ *
+ * `before_first_message` (NULL: not wanted) is set to true when a spawned
+ * server exited (`MCP_END_SERVER_EXITED`, `MCP_END_SERVER_KILLED`) before
+ * it wrote any line on its stdout (a server that failed to start: its
+ * stderr tail says why), false otherwise. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `before_first_message` is NULL or
+ * points to a writable `bool`.
+ */
+int32_t mcp_transport_end_reason(const struct McpTransport *t,
+                                 bool *before_first_message);
+
+/**
+ * Why the transport ended, in words, for a log or a user: "server exited
+ * with code 1 before its first message: ModuleNotFoundError: No module
+ * named 'foo'" (the exit, then the last line of the server's stderr tail
+ * that is not blank, up to 200 bytes), "server killed by signal 9",
+ * "server closed its stdout", "server reads its stdin no more (a write
+ * was refused)", "closed by the host"; for a transport that spawned
+ * nothing, "the peer closed its output" and "the peer reads no more (a
+ * write was refused)". Valid UTF-8 (invalid stderr bytes replaced), not
+ * NUL-terminated; empty while the transport is open.
+ *
+ * Writes the text to `*out` (free it with `mcp_buffer_free`; an empty
+ * buffer holds no allocation). Returns `MCP_STATUS_OK`,
+ * `MCP_STATUS_NULL_ARGUMENT` (t or out NULL) or `MCP_STATUS_POISONED`.
+ * (The text, a few hundred bytes, is allocated as Rust allocates: should
+ * that fail, the process aborts.) Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport; `out` is NULL or points to a writable
+ * `McpBuffer`.
+ */
+McpStatus mcp_transport_end_text(const struct McpTransport *t,
+                                 struct McpBuffer *out);
 
 /**
  * Writes to `*timeout_ms` the milliseconds until the transport's next

@@ -2,8 +2,10 @@
 
 use std::fmt;
 
+use crate::end_reason::ServerExit;
+
 /// Why an operation of this crate failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Error {
     /// The input is not exactly one JSON text in valid UTF-8 (or it is empty).
@@ -27,6 +29,11 @@ pub enum Error {
     /// (`ENOENT` for a program not found or a missing working directory,
     /// `EACCES`, `E2BIG`, `EMFILE`...).
     SpawnFailed(i32),
+    /// A spawned server exited by itself before the answer came: how, and
+    /// the last lines of its stderr. Its text is what a host shows: "server
+    /// exited with code 1 before its first message: ModuleNotFoundError:
+    /// No module named 'foo'".
+    ServerExited(Box<ServerExitReport>),
     /// An earlier call on this connection panicked while it held its lock
     /// (a bug): the connection's state may be half-changed, so every call
     /// but drop is refused.
@@ -44,6 +51,7 @@ impl fmt::Display for Error {
             Error::BufferTooSmall(_) => "the buffer is too small",
             Error::Poisoned => "an earlier call panicked: the connection is unusable",
             Error::Os(code) => return std::io::Error::from_raw_os_error(*code).fmt(f),
+            Error::ServerExited(report) => return report.fmt(f),
             Error::SpawnFailed(code) => {
                 let why = std::io::Error::from_raw_os_error(*code);
                 return write!(f, "the server could not be started: {why}");
@@ -54,6 +62,57 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// How a spawned server exited by itself, and what it last wrote to its
+/// stderr ([`Error::ServerExited`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ServerExitReport {
+    /// Its exit status, and whether it ever wrote a line on its stdout.
+    pub exit: ServerExit,
+    /// The last lines of its stderr, as
+    /// [`Connection::stderr_tail`](crate::Connection::stderr_tail) gives
+    /// them (empty where the library does not read its stderr).
+    pub stderr_tail: Vec<u8>,
+}
+
+/// The longest part of a stderr line a reason's text quotes, in bytes.
+const QUOTED_MAX: usize = 200;
+
+impl ServerExitReport {
+    /// The last line of the stderr tail that is not blank, trimmed, cut at
+    /// 200 bytes (at a character's boundary), lossily decoded: what a
+    /// one-line reason quotes.
+    pub fn last_stderr_line(&self) -> Option<String> {
+        last_line(&self.stderr_tail)
+    }
+}
+
+/// The last line of `tail` that is not blank (see
+/// [`ServerExitReport::last_stderr_line`]).
+pub(crate) fn last_line(tail: &[u8]) -> Option<String> {
+    let line = tail
+        .split(|&b| b == b'\n')
+        .map(|line| line.trim_ascii())
+        .rfind(|line| !line.is_empty())?;
+    let text = String::from_utf8_lossy(line);
+    let mut end = text.len().min(QUOTED_MAX);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(text[..end].to_owned())
+}
+
+impl fmt::Display for ServerExitReport {
+    /// The exit ("server exited with code 1 before its first message"),
+    /// then ": " and the last stderr line, when there is one.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.exit.fmt(f)?;
+        if let Some(line) = self.last_stderr_line() {
+            write!(f, ": {line}")?;
+        }
+        Ok(())
+    }
+}
 
 impl From<std::io::Error> for Error {
     /// [`Error::Os`] with the error's code ([`Error::OutOfMemory`] for

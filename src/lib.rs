@@ -59,6 +59,8 @@
 #[forbid(unsafe_code)]
 mod encode;
 #[forbid(unsafe_code)]
+mod end_reason;
+#[forbid(unsafe_code)]
 mod envelope;
 #[forbid(unsafe_code)]
 mod error;
@@ -98,8 +100,9 @@ mod sys;
 pub mod ffi;
 
 pub use encode::{encode, encode_ascii, encode_bound, encode_into, encode_to_slice, EncodeOptions};
+pub use end_reason::{EndReason, ServerExit};
 pub use envelope::{envelope, json_string_eq, Envelope};
-pub use error::Error;
+pub use error::{Error, ServerExitReport};
 pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
 pub use simd::{force_simd_level, simd_level, SimdLevel};

@@ -148,7 +148,7 @@ proptest! {
                     Err(Error::BufferTooSmall(n))
                 );
             }
-            (Err(e), Err(f)) => prop_assert_eq!(*e, f),
+            (Err(e), Err(f)) => prop_assert_eq!(e, &f),
             (a, b) => prop_assert!(false, "encode {:?}, encode_to_slice {:?}", a, b),
         }
     }

@@ -528,7 +528,9 @@ fn call(conn: &mut Connection, method: &str, params: &str) -> Result<Option<Vec<
     loop {
         match conn.next_event(None)? {
             Some(Event::Response { id: r, line, .. }) if r == id => return Ok(Some(line.to_vec())),
-            Some(Event::RequestTimedOut { id: r } | Event::RequestFailed { id: r }) if r == id => {
+            Some(Event::RequestTimedOut { id: r } | Event::RequestFailed { id: r, .. })
+                if r == id =>
+            {
                 return Ok(None);
             }
             _ => {} // the rest passes by (the server's stderr, its requests...)

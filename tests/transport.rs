@@ -40,7 +40,7 @@ fn own(e: Event<'_>) -> Ev {
             kind: envelope.kind,
         },
         Event::RequestTimedOut { id } => Ev::TimedOut(id),
-        Event::RequestFailed { id } => Ev::Failed(id),
+        Event::RequestFailed { id, .. } => Ev::Failed(id),
         Event::Invalid { kind, line, .. } => Ev::Invalid(kind, line.map(<[u8]>::to_vec)),
         Event::Closed => Ev::Closed,
         _ => unreachable!(),

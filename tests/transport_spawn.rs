@@ -566,6 +566,130 @@ fn a_server_that_dies_saying_why_leaves_its_stderr_tail() {
     free(server);
 }
 
+/// The text `mcp_transport_end_text` gives.
+fn end_text(t: *mut McpTransport) -> String {
+    let mut text = McpBuffer {
+        data: std::ptr::null_mut(),
+        len: 0,
+    };
+    assert_eq!(
+        unsafe { mcp_transport_end_text(t, &mut text) },
+        MCP_STATUS_OK
+    );
+    let bytes = if text.len == 0 {
+        Vec::new()
+    } else {
+        unsafe { std::slice::from_raw_parts(text.data, text.len) }.to_vec()
+    };
+    unsafe { mcp_buffer_free(&mut text) };
+    String::from_utf8(bytes).unwrap()
+}
+
+/// Exits at once with a request pending: its REQUEST_FAILED comes at once
+/// (not at its 30 s deadline) with the exit status, and the transport says
+/// why, with the last stderr line.
+#[test]
+fn a_server_that_exits_at_once_says_why_from_the_first_failure() {
+    let _serial = serial();
+    let started = Instant::now();
+    let server = spawn_sh("echo 'npm ERR! 404 Not Found - GET https://registry/x' >&2; exit 1");
+    let t = server.t;
+    let mut early = false;
+    assert_eq!(unsafe { mcp_transport_end_reason(t, &mut early) }, 0);
+    assert_eq!(end_text(t), "", "open: no reason");
+    let mut id = 0;
+    let st = unsafe {
+        mcp_transport_request(
+            t,
+            c"tools/list".as_ptr(),
+            std::ptr::null(),
+            0,
+            30_000,
+            &mut id,
+        )
+    };
+    assert_eq!(st, MCP_STATUS_OK);
+    let mut ev = new_event();
+    let failure = loop {
+        assert!(started.elapsed() < Duration::from_secs(10), "no failure");
+        match unsafe { mcp_transport_next_event(t, 1000, &mut ev) } {
+            MCP_STATUS_OK if ev.kind == STDERR => continue,
+            MCP_STATUS_OK => break ev,
+            MCP_STATUS_NO_MESSAGE => continue,
+            other => panic!("next_event: {other:?}"),
+        }
+    };
+    let took = started.elapsed();
+    assert_eq!((failure.kind, failure.request_id), (REQUEST_FAILED, id));
+    assert_eq!((failure.exit_code, failure.term_signal), (1, 0));
+    assert!(took < Duration::from_secs(1), "failed after {took:?}");
+    assert_eq!(
+        unsafe { mcp_transport_end_reason(t, &mut early) },
+        McpEndReason::MCP_END_SERVER_EXITED as i32
+    );
+    assert!(early, "no line came before the exit");
+    assert_eq!(
+        end_text(t),
+        "server exited with code 1 before its first message: \
+         npm ERR! 404 Not Found - GET https://registry/x"
+    );
+    assert_eq!(
+        unsafe { mcp_transport_end_text(t, std::ptr::null_mut()) },
+        MCP_STATUS_NULL_ARGUMENT
+    );
+    assert_eq!(
+        unsafe { mcp_transport_end_reason(std::ptr::null(), std::ptr::null_mut()) },
+        0
+    );
+    let out = run_to_closed(t, Duration::from_secs(10));
+    assert_eq!((out.exit_code, out.term_signal), (1, 0));
+    free(server);
+}
+
+/// Killed from outside while a request waits: REQUEST_FAILED at once with
+/// the signal; closed by us: the reason is ours.
+#[test]
+fn a_server_killed_from_outside_or_closed_by_us_says_so() {
+    let _serial = serial();
+    let server = spawn_sh("echo $$ >&2; exec sleep 1000");
+    let t = server.t;
+    let pid = pid_line(t);
+    let mut id = 0;
+    let st =
+        unsafe { mcp_transport_request(t, c"m".as_ptr(), std::ptr::null(), 0, 30_000, &mut id) };
+    assert_eq!(st, MCP_STATUS_OK);
+    let killed = Instant::now();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let out = run_to_closed(t, Duration::from_secs(10));
+    assert_eq!(out.failed, vec![id]);
+    assert!(
+        killed.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        killed.elapsed()
+    );
+    let mut early = false;
+    assert_eq!(
+        unsafe { mcp_transport_end_reason(t, &mut early) },
+        McpEndReason::MCP_END_SERVER_KILLED as i32
+    );
+    assert_eq!(
+        end_text(t),
+        format!("server killed by signal 9 before its first message: {pid}")
+    );
+    free(server);
+
+    let server = spawn_sh("exec sleep 1000");
+    let t = server.t;
+    assert_eq!(unsafe { mcp_transport_close(t, GRACE_MS) }, MCP_STATUS_OK);
+    run_to_closed(t, Duration::from_secs(10));
+    assert_eq!(
+        unsafe { mcp_transport_end_reason(t, std::ptr::null_mut()) },
+        McpEndReason::MCP_END_CLOSED_BY_HOST as i32
+    );
+    assert_eq!(end_text(t), "closed by the host");
+    free(server);
+}
+
 /// Prints junk and half a line, and dies: the junk is INVALID, the half
 /// line at the end of the stream too (not JSON); a whole message without
 /// its newline at the end is a message (or the answer it is).

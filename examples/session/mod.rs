@@ -317,7 +317,7 @@ impl Session {
                 }
                 self.answered(Answer::TimedOut);
             }
-            Event::RequestFailed { id } if Some(id) == pending => self.answered(Answer::Gone),
+            Event::RequestFailed { id, .. } if Some(id) == pending => self.answered(Answer::Gone),
             Event::Message { line, envelope } => {
                 print_received(line);
                 self.serve(envelope);

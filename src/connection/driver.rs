@@ -51,9 +51,10 @@ pub(crate) enum Taken<R> {
     Ended,
 }
 
-/// How a spawned server ended, given with [`Event::Closed`]: its exit
-/// status (-1: unknown, or killed by a signal) and the signal that killed
-/// it (0: none).
+/// How a spawned server ended, as far as known, given with every event
+/// (the C face shows it on `Closed` and on the failures): its exit status
+/// (-1: unknown, or killed by a signal) and the signal that killed it (0:
+/// none).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Exit {
     pub(crate) code: i32,
@@ -137,7 +138,8 @@ impl Shared {
                     // the server is gone.
                     if let Some(process) = io.process_mut() {
                         if process.supervise(core)? {
-                            // Killed just now: what its stdout holds is read first.
+                            // Exited or killed just now: what its stdout
+                            // holds is read first.
                             io.read_what_is_left();
                             continue;
                         }
@@ -154,14 +156,11 @@ impl Shared {
                     }
                 }
             }
-            #[cfg(os_io)]
-            let exit = inner_exit(inner.io.as_deref());
-            #[cfg(not(os_io))]
-            let exit = Exit::UNKNOWN;
+            let exit = inner.exit();
             if let Some(event) = inner.core.try_next_event_at(Instant::now)? {
                 {
                     let closed = matches!(event, Event::Closed);
-                    let taken = sink(event, if closed { exit } else { Exit::UNKNOWN });
+                    let taken = sink(event, exit);
                     #[cfg(os_io)]
                     {
                         let Inner { core, io, .. } = &mut *inner;
@@ -256,17 +255,5 @@ impl Shared {
             inner = woken.ok_or(Error::Poisoned)?;
             inner.waiting = false;
         }
-    }
-}
-
-/// How a spawned server ended, as far as known.
-#[cfg(os_io)]
-fn inner_exit(io: Option<&super::io::Io>) -> Exit {
-    match io.and_then(|io| io.process()) {
-        Some(process) => Exit {
-            code: process.exit_code(),
-            signal: process.term_signal(),
-        },
-        None => Exit::UNKNOWN,
     }
 }

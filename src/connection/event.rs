@@ -7,7 +7,7 @@ use crate::envelope::Envelope;
 use crate::error::Error;
 use crate::message::RpcKind;
 use crate::span::{Span, Spans};
-use crate::transport::{Event, InvalidKind};
+use crate::transport::{EndReason, Event, InvalidKind};
 
 use super::Exit;
 
@@ -31,7 +31,7 @@ enum Kind {
     Message,
     Response(i64),
     TimedOut(i64),
-    Failed(i64),
+    Failed(i64, EndReason),
     Invalid(InvalidKind, usize),
     TooLong(usize),
     Stderr,
@@ -56,7 +56,7 @@ impl EventData {
             Event::Message { line, envelope } => (Kind::Message, line, Some(envelope)),
             Event::Response { id, line, envelope } => (Kind::Response(id), line, Some(envelope)),
             Event::RequestTimedOut { id } => (Kind::TimedOut(id), &[][..], None),
-            Event::RequestFailed { id } => (Kind::Failed(id), &[][..], None),
+            Event::RequestFailed { id, reason } => (Kind::Failed(id, reason), &[][..], None),
             Event::Invalid {
                 kind: InvalidKind::TooLong,
                 len,
@@ -107,7 +107,7 @@ impl EventData {
                 envelope: envelope(),
             },
             Kind::TimedOut(id) => Event::RequestTimedOut { id },
-            Kind::Failed(id) => Event::RequestFailed { id },
+            Kind::Failed(id, reason) => Event::RequestFailed { id, reason },
             Kind::Invalid(kind, len) => Event::Invalid {
                 kind,
                 line: Some(line),
@@ -125,28 +125,32 @@ impl EventData {
 
     /// How a spawned server ended, once `Closed` was taken.
     pub(super) fn exit_status(&self) -> Option<std::process::ExitStatus> {
-        let exit = self.exit?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            if exit.code >= 0 {
-                return Some(std::process::ExitStatus::from_raw((exit.code & 0xff) << 8));
-            }
-            if exit.signal > 0 {
-                return Some(std::process::ExitStatus::from_raw(exit.signal & 0x7f));
-            }
-        }
-        // Windows: the exit code's 32 bits (an NTSTATUS such as 0xC0000005
-        // reads as a negative `i32`); -1 is "unknown" (a server that exits
-        // with 0xFFFFFFFF reads as that too).
-        #[cfg(windows)]
-        if exit.code != -1 {
-            use std::os::windows::process::ExitStatusExt;
-            return Some(std::process::ExitStatus::from_raw(exit.code as u32));
-        }
-        let _ = exit;
-        None
+        exit_status(self.exit?)
     }
+}
+
+/// `exit` as the standard library's status (`None`: unknown).
+pub(super) fn exit_status(exit: Exit) -> Option<std::process::ExitStatus> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if exit.code >= 0 {
+            return Some(std::process::ExitStatus::from_raw((exit.code & 0xff) << 8));
+        }
+        if exit.signal > 0 {
+            return Some(std::process::ExitStatus::from_raw(exit.signal & 0x7f));
+        }
+    }
+    // Windows: the exit code's 32 bits (an NTSTATUS such as 0xC0000005
+    // reads as a negative `i32`); -1 is "unknown" (a server that exits
+    // with 0xFFFFFFFF reads as that too).
+    #[cfg(windows)]
+    if exit.code != -1 {
+        use std::os::windows::process::ExitStatusExt;
+        return Some(std::process::ExitStatus::from_raw(exit.code as u32));
+    }
+    let _ = exit;
+    None
 }
 
 #[cfg(test)]
@@ -192,7 +196,10 @@ mod tests {
                 envelope: envelope(b"[1]").unwrap(),
             },
             Event::RequestTimedOut { id: 3 },
-            Event::RequestFailed { id: 4 },
+            Event::RequestFailed {
+                id: 4,
+                reason: EndReason::ClosedByUs,
+            },
             Event::Invalid {
                 kind: InvalidKind::ParseError,
                 line: Some(b"{"),

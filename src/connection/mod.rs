@@ -7,13 +7,16 @@
 //! - `mod.rs`: the connection, its sender, the state behind the lock;
 //! - `driver.rs`: the loop of `next_event` (write, read, supervise, ask the
 //!   core, wait);
+//! - `end.rs`: why it ended (reason, text, error), and a server's exit;
 //! - `event.rs`: the copy of an event's data a Rust caller gets;
-//! - `fds.rs` (POSIX): the descriptors' I/O;
-//! - `open.rs` (POSIX): the constructors on descriptors, on the process's
-//!   own stdio, and on a spawned server;
-//! - `poll.rs` (POSIX): the waits, and the set an event loop waits on.
+//! - `io.rs`: a descriptor connection's I/O, the same on every platform
+//!   (what is written, read, and when the end comes);
+//! - `spawn.rs`: [`Connection::spawn`];
+//! - `unix/`, `windows/`: each platform's ends (descriptors, handles), its
+//!   constructors, and its waits.
 
 mod driver;
+mod end;
 mod event;
 #[cfg(os_io)]
 mod io;
@@ -610,13 +613,6 @@ impl Connection {
         let mut out = Vec::new();
         let _ = self.shared().with(|inner| inner.stderr_tail_into(&mut out));
         out
-    }
-
-    /// How the spawned server ended, once [`Event::Closed`] was taken:
-    /// `None` before, for a connection that spawned nothing, and when the
-    /// status is unknown (the host's own SIGCHLD handler reaped it).
-    pub fn exit_status(&self) -> Option<std::process::ExitStatus> {
-        self.event.exit_status()
     }
 
     /// [`Sender::send`].

@@ -65,7 +65,7 @@ impl From<Error> for McpStatus {
             Error::OutOfMemory => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
             Error::InvalidArgument => McpStatus::MCP_STATUS_INVALID_ARGUMENT,
             Error::WouldBlock => McpStatus::MCP_STATUS_WOULD_BLOCK,
-            Error::Closed => McpStatus::MCP_STATUS_CLOSED,
+            Error::Closed | Error::ServerExited(_) => McpStatus::MCP_STATUS_CLOSED,
             Error::BufferTooSmall(_) => McpStatus::MCP_STATUS_BUFFER_TOO_SMALL,
             Error::Poisoned => McpStatus::MCP_STATUS_POISONED,
             // The header promises `errno` with these: set as the status is made.

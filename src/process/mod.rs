@@ -4,6 +4,8 @@
 //!   working directory, stderr), for every platform;
 //! - `stderr.rs`: its stderr as lines, always drained and bounded, for
 //!   every platform;
+//! - `answers.rs`: when its pending requests fail, and why (as soon as no
+//!   answer can come), for every platform;
 //! - `unix/`: POSIX: `spawn.rs` starts it (the program found as `execvp`
 //!   would, its pipes above descriptor 2, its own process group),
 //!   `server.rs` supervises it (stderr drained, exit noticed, the shutdown
@@ -13,6 +15,8 @@
 //!   environment (pure logic, compiled and tested on every platform), then
 //!   `start.rs` (in a Job Object) and `server.rs` (its supervision).
 
+#[cfg(os_io)]
+pub(crate) mod answers;
 #[cfg(os_io)]
 pub(crate) mod command;
 #[cfg(os_io)]

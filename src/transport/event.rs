@@ -1,5 +1,6 @@
 //! What the transport tells its user: [`Event`].
 
+use crate::end_reason::EndReason;
 use crate::envelope::Envelope;
 
 /// Why a line the peer sent is not a message ([`Event::Invalid`]).
@@ -47,11 +48,16 @@ pub enum Event<'a> {
         /// The request's id.
         id: i64,
     },
-    /// The transport closed before request `id` was answered (given just
-    /// before [`Event::Closed`], ascending ids).
+    /// Request `id` will never be answered: the transport closed, or its
+    /// peer can answer no more (a spawned server exited, or closed its
+    /// stdout: then the failures come at once, not at the end of the
+    /// shutdown). Ascending ids, after the lines received before the end,
+    /// before [`Event::Closed`].
     RequestFailed {
         /// The request's id.
         id: i64,
+        /// Why.
+        reason: EndReason,
     },
     /// A line from the peer that is not a message.
     Invalid {

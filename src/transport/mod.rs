@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::message::{Message, RpcKind};
 use crate::reader::LineReader;
 
+pub use crate::end_reason::{EndReason, ServerExit};
 pub use event::{Event, InvalidKind};
 
 use queue::{Bound, OutputQueue};
@@ -78,6 +79,13 @@ pub struct Transport {
     failed: usize,
     /// `Closed` was given.
     done: bool,
+    /// Why it ended (or is ending); `None` while open.
+    end_reason: Option<EndReason>,
+    /// [`fail_pending`](Transport::fail_pending) was called: pending
+    /// requests fail now, before closing comes to its end.
+    failing_now: bool,
+    /// A line came from the peer (given as an event).
+    heard: bool,
 }
 
 impl Default for Transport {
@@ -108,6 +116,9 @@ impl Transport {
             failing: Vec::new(),
             failed: 0,
             done: false,
+            end_reason: None,
+            failing_now: false,
+            heard: false,
         }
     }
 
@@ -265,7 +276,7 @@ impl Transport {
     }
 
     fn check_open(&self) -> Result<(), Error> {
-        if self.close_called || self.peer_ended || self.write_failed || self.done {
+        if self.closing() {
             Err(Error::Closed)
         } else {
             Ok(())
@@ -333,7 +344,7 @@ impl Transport {
     /// ends its write side once the queue is written (or the grace is over).
     #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
     pub(crate) fn closing(&self) -> bool {
-        self.close_called || self.peer_ended || self.write_failed || self.done
+        self.close_called || self.peer_ended || self.write_failed || self.failing_now || self.done
     }
 
     /// Makes only the peer's end ([`receive_end`](Self::receive_end)) end
@@ -386,6 +397,7 @@ impl Transport {
         }
         self.reader.finish()?;
         self.peer_ended = true;
+        self.set_end_reason(EndReason::PeerClosed);
         Ok(())
     }
 
@@ -394,6 +406,43 @@ impl Transport {
     /// already received are still delivered).
     pub fn write_failed(&mut self) {
         self.write_failed = true;
+        self.set_end_reason(EndReason::WriteRefused);
+    }
+
+    /// Says why the transport ends, for a driver that knows more than the
+    /// transport sees (a spawned server that exited by itself). The first
+    /// reason stands, but that a server's exit takes the place of
+    /// [`EndReason::PeerClosed`] and [`EndReason::WriteRefused`] (its
+    /// stdout ends, or a write fails, a moment before its exit is
+    /// noticed). `close`, `receive_end` and a failed write give their own.
+    /// A [`ServerExit`]'s `before_first_message` is the transport's to
+    /// say: whether a line came from the peer.
+    pub fn set_end_reason(&mut self, reason: EndReason) {
+        let replace = matches!(
+            (self.end_reason, reason),
+            (None, _)
+                | (
+                    Some(EndReason::PeerClosed | EndReason::WriteRefused),
+                    EndReason::ServerExited(_)
+                )
+        );
+        if replace {
+            self.end_reason = Some(reason);
+        }
+    }
+
+    /// Why the transport ended, or is ending; `None` while open.
+    pub fn end_reason(&self) -> Option<EndReason> {
+        reason_with_heard(self.end_reason, self.heard)
+    }
+
+    /// No answer can come any more (the driver saw the server exit, or its
+    /// stdout end, while the shutdown still has to run): sends are refused
+    /// from now on and every pending request fails with the end's reason,
+    /// after the lines already received, without waiting for the end.
+    /// [`Event::Closed`] still comes at the end, as before.
+    pub fn fail_pending(&mut self) {
+        self.failing_now = true;
     }
 
     /// Begins closing and returns at once: from now on every send returns
@@ -406,6 +455,7 @@ impl Transport {
         if !self.close_called {
             self.close_called = true;
             self.close_at = now.checked_add(grace);
+            self.set_end_reason(EndReason::ClosedByUs);
         }
         Ok(())
     }
@@ -477,6 +527,7 @@ impl Transport {
         }
         if !self.ending {
             if let Some((message, envelope)) = self.reader.try_next_message_and_envelope()? {
+                self.heard = true;
                 return Ok(Some(match message {
                     Message::Json { line, rpc } => {
                         // With no request pending, no answer can be ours: no
@@ -511,6 +562,15 @@ impl Transport {
                     },
                 }));
             }
+            // (Fields, not methods, here and below: the line's borrow above
+            // ends only at the end of the function.)
+            if self.failing_now {
+                if let Some(id) =
+                    next_to_fail(&mut self.requests, &mut self.failing, &mut self.failed)
+                {
+                    return Ok(Some(failure(id, self.end_reason, self.heard)));
+                }
+            }
             // Nothing scheduled: no deadline can have passed, no clock read.
             // (Fields, not `next_deadline`: the line's borrow above ends only here.)
             let scheduled = self.requests.next_deadline().is_some()
@@ -536,21 +596,10 @@ impl Transport {
                 return Ok(None);
             }
             self.ending = true;
-            self.requests.ids_ascending(&mut self.failing);
         }
         // Closing has come to its end: fail what is pending, then close.
-        let next = match self.failing.get(self.failed) {
-            Some(&id) => {
-                self.failed += 1;
-                Some(id)
-            }
-            None => self.requests.smallest_id(),
-        };
-        match next {
-            Some(id) => {
-                self.requests.remove(id);
-                Ok(Some(Event::RequestFailed { id }))
-            }
+        match next_to_fail(&mut self.requests, &mut self.failing, &mut self.failed) {
+            Some(id) => Ok(Some(failure(id, self.end_reason, self.heard))),
             None => {
                 self.done = true;
                 self.failing = Vec::new();
@@ -558,6 +607,53 @@ impl Transport {
             }
         }
     }
+}
+
+/// The next pending request to fail, forgotten: ascending ids, from the
+/// list `failing` (made at the first, when memory allows; `failed` of it
+/// done) or else the smallest searched each time.
+fn next_to_fail(
+    requests: &mut Requests,
+    failing: &mut Vec<i64>,
+    failed: &mut usize,
+) -> Option<i64> {
+    if *failed == 0 && failing.is_empty() {
+        requests.ids_ascending(failing);
+    }
+    let id = loop {
+        match failing.get(*failed) {
+            Some(&id) => {
+                *failed += 1;
+                // Answered, timed out or cancelled since the list was made.
+                if requests.get(id).is_some() {
+                    break Some(id);
+                }
+            }
+            None => break requests.smallest_id(),
+        }
+    }?;
+    requests.remove(id);
+    Some(id)
+}
+
+/// The failure event of request `id`, the transport's end reason given
+/// as [`Transport::end_reason`] gives it.
+fn failure(id: i64, end_reason: Option<EndReason>, heard: bool) -> Event<'static> {
+    Event::RequestFailed {
+        id,
+        reason: reason_with_heard(end_reason, heard).unwrap_or(EndReason::ClosedByUs),
+    }
+}
+
+/// `end_reason`, a server's exit saying whether a line came (`heard`).
+fn reason_with_heard(end_reason: Option<EndReason>, heard: bool) -> Option<EndReason> {
+    end_reason.map(|reason| match reason {
+        EndReason::ServerExited(exit) => EndReason::ServerExited(ServerExit {
+            before_first_message: !heard,
+            ..exit
+        }),
+        other => other,
+    })
 }
 
 /// Writes `"method":"<method>"`, `,"params":<params>` when given, and `}\n`.

@@ -873,6 +873,50 @@ static void armed_transport_stderr_tail(const char *name)
     CHECK(no_child_left());
 }
 
+/* end_reason and end_text take the transport's lock: a panic there
+ * poisons it. end_reason's panic value is MCP_END_NONE (and
+ * *before_first_message is untouched); end_text's is MCP_STATUS_PANIC with
+ * *out untouched. A memory transport ended by its peer shows both. */
+static void armed_transport_end(const char *name)
+{
+    int is_text = strcmp(name, "mcp_transport_end_text") == 0;
+    McpTransport *t = mcp_transport_new();
+    McpBuffer text = {(uint8_t *)&check_passed_count, 7};
+    bool early = true;
+
+    if (!CHECK(t != NULL)) {
+        return;
+    }
+    CHECK(mcp_transport_receive_end(t) == MCP_STATUS_OK);
+    arm(name);
+    if (is_text) {
+        CHECK(mcp_transport_end_text(t, &text) == MCP_STATUS_PANIC);
+    } else {
+        CHECK(mcp_transport_end_reason(t, &early) == MCP_END_NONE);
+    }
+    disarm(name);
+    CHECK(text.data == (uint8_t *)&check_passed_count && text.len == 7);
+    CHECK(early);
+    CHECK(mcp_transport_end_text(t, &text) == MCP_STATUS_POISONED);
+    CHECK(mcp_transport_end_reason(t, &early) == MCP_END_NONE);
+    check_transport_poisoned(t, name);
+    mcp_transport_free(t);
+
+    /* Unarmed, the same transport kind answers. */
+    t = mcp_transport_new();
+    if (!CHECK(t != NULL)) {
+        return;
+    }
+    CHECK(mcp_transport_end_reason(t, NULL) == MCP_END_NONE);
+    CHECK(mcp_transport_receive_end(t) == MCP_STATUS_OK);
+    CHECK(mcp_transport_end_reason(t, &early) == MCP_END_PEER_CLOSED && !early);
+    CHECK(mcp_transport_end_text(t, &text) == MCP_STATUS_OK);
+    CHECK(text.len == strlen("the peer closed its output") &&
+          memcmp(text.data, "the peer closed its output", text.len) == 0);
+    mcp_buffer_free(&text);
+    mcp_transport_free(t);
+}
+
 /* Nothing changed: *out untouched, descriptors 0 and 1 as they were. */
 static void armed_transport_open_stdio(const char *name)
 {
@@ -950,6 +994,8 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_transport_pid", armed_transport_process_query},
     {"mcp_transport_stderr_dropped", armed_transport_process_query},
     {"mcp_transport_stderr_tail", armed_transport_stderr_tail},
+    {"mcp_transport_end_reason", armed_transport_end},
+    {"mcp_transport_end_text", armed_transport_end},
     {"mcp_transport_open_stdio", armed_transport_open_stdio},
 };
 #define N_PANIC_CASES (sizeof PANIC_CASES / sizeof PANIC_CASES[0])

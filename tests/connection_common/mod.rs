@@ -94,7 +94,7 @@ pub fn own(event: Event<'_>) -> Ev {
             error: envelope.error.map(<[u8]>::to_vec),
         },
         Event::RequestTimedOut { id } => Ev::TimedOut(id),
-        Event::RequestFailed { id } => Ev::Failed(id),
+        Event::RequestFailed { id, .. } => Ev::Failed(id),
         Event::Invalid { kind, line, len } => Ev::Invalid {
             kind,
             line: line.map(<[u8]>::to_vec),

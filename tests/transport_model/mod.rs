@@ -128,7 +128,7 @@ pub fn own(e: &Event<'_>) -> (Ev, Option<usize>) {
             None,
         ),
         Event::RequestTimedOut { id } => (Ev::TimedOut(id), None),
-        Event::RequestFailed { id } => (Ev::Failed(id), None),
+        Event::RequestFailed { id, .. } => (Ev::Failed(id), None),
         Event::Invalid { kind, line, len } => (
             Ev::Invalid {
                 kind,
@@ -519,7 +519,7 @@ impl Model {
         let (_, written) = pick(PARAMS, params);
         line.extend_from_slice(b"\"method\":");
         line.extend_from_slice(token);
-        if let Some(p) = (*written)? {
+        if let Some(p) = written.clone()? {
             line.extend_from_slice(b",\"params\":");
             line.extend_from_slice(p);
         }
@@ -559,8 +559,8 @@ impl Model {
 
     pub fn respond(&mut self, id: usize, result: usize) -> Result<(), Error> {
         self.open()?;
-        let id = pick(ID_TOKENS, id).1?;
-        let result = pick(RESULTS, result).1?;
+        let id = pick(ID_TOKENS, id).1.clone()?;
+        let result = pick(RESULTS, result).1.clone()?;
         let mut line = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
         line.extend_from_slice(id);
         line.extend_from_slice(b",\"result\":");
@@ -579,7 +579,7 @@ impl Model {
         let mut line = b"{\"jsonrpc\":\"2.0\",".to_vec();
         if let Some(id) = id {
             line.extend_from_slice(b"\"id\":");
-            line.extend_from_slice(pick(ID_TOKENS, id).1?);
+            line.extend_from_slice(pick(ID_TOKENS, id).1.clone()?);
             line.push(b',');
         }
         line.extend_from_slice(format!("\"error\":{{\"code\":{code},\"message\":").as_bytes());
@@ -590,7 +590,7 @@ impl Model {
 
     pub fn send(&mut self, json: usize) -> Result<(), Error> {
         self.open()?;
-        let mut line = pick(SENDS, json).1?.to_vec();
+        let mut line = pick(SENDS, json).1.clone()?.to_vec();
         line.push(b'\n');
         self.enqueue(line)
     }

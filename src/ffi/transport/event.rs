@@ -26,8 +26,13 @@ pub enum McpEventKind {
     /// forgotten (a late answer is an `MCP_EVENT_MESSAGE`) and, unless it was
     /// an `initialize`, a `notifications/cancelled` for it was queued.
     MCP_EVENT_REQUEST_TIMED_OUT = 3,
-    /// The transport closed before our request `request_id` was answered.
-    /// These come just before `MCP_EVENT_CLOSED`, by ascending id.
+    /// Our request `request_id` will never be answered: the transport
+    /// closed, or its peer can answer no more (a spawned server exited, or
+    /// closed its stdout: then these come at once, not at the end of the
+    /// shutdown). By ascending id, after the lines received before the
+    /// end, before `MCP_EVENT_CLOSED`. `mcp_transport_end_reason` says why,
+    /// `mcp_transport_end_text` in words; `exit_code` and `term_signal`
+    /// carry a spawned server's exit status when it is known by then.
     MCP_EVENT_REQUEST_FAILED = 4,
     /// A line from the peer that is not a message (nothing is dropped
     /// silently): `invalid_kind` says why; `data`/`len` the line (`data`
@@ -75,11 +80,13 @@ pub struct McpEvent {
     /// `MCP_EVENT_INVALID`: an `McpMessageKind`, `MCP_MESSAGE_PARSE_ERROR`,
     /// `MCP_MESSAGE_TOO_LONG` or `MCP_MESSAGE_INVALID_JSONRPC`; 0 otherwise.
     pub invalid_kind: i32,
-    /// `MCP_EVENT_CLOSED` after a spawned server exited: its exit status;
-    /// -1 otherwise (no process, or killed by a signal).
+    /// `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
+    /// known, after a spawned server exited: its exit status; -1 otherwise
+    /// (no process, still running, or killed by a signal).
     pub exit_code: i32,
-    /// `MCP_EVENT_CLOSED` after a spawned server was killed by a signal: the
-    /// signal; 0 otherwise.
+    /// `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
+    /// known, after a spawned server was killed by a signal: the signal; 0
+    /// otherwise.
     pub term_signal: i32,
 }
 
@@ -102,8 +109,8 @@ impl McpEvent {
 }
 
 impl McpEvent {
-    /// The C form of `event` (`exit`: how a spawned server ended, for
-    /// `Closed`). Its pointers borrow the event's data.
+    /// The C form of `event` (`exit`: how a spawned server ended, as far
+    /// as known, for `Closed` and `RequestFailed`). Its pointers borrow the event's data.
     // Inlined into `next_event`, the event is built in the caller's memory
     // instead of in a temporary that is then copied.
     #[inline]
@@ -128,8 +135,10 @@ impl McpEvent {
                 request_id: id,
                 ..McpEvent::empty(McpEventKind::MCP_EVENT_REQUEST_TIMED_OUT)
             },
-            Event::RequestFailed { id } => McpEvent {
+            Event::RequestFailed { id, .. } => McpEvent {
                 request_id: id,
+                exit_code: exit.code,
+                term_signal: exit.signal,
                 ..McpEvent::empty(McpEventKind::MCP_EVENT_REQUEST_FAILED)
             },
             Event::Invalid { kind, line, len } => McpEvent {

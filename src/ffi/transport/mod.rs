@@ -4,6 +4,7 @@
 //!
 //! - `mod.rs`: the handle, `new` and settings, free;
 //! - `event.rs`: `McpEvent`, made from an [`Event`](crate::Event);
+//! - `end.rs`: why it ended: `end_reason`, `end_text`;
 //! - `send.rs`: the sending calls, from any thread;
 //! - `memory.rs`: a memory transport's bytes in and out;
 //! - `events.rs`: `next_event`, `next_deadline`;
@@ -13,6 +14,7 @@
 //! - `spawn.rs` (POSIX and Windows): `spawn`, `pid`, `stderr_dropped`,
 //!   `stderr_tail`.
 
+mod end;
 mod event;
 mod events;
 #[cfg(all(os_io, unix))]
@@ -36,6 +38,7 @@ use super::McpStatus;
 use crate::connection::{Inner, Shared};
 use crate::Connection;
 
+pub use end::{mcp_transport_end_reason, mcp_transport_end_text, McpEndReason};
 pub use event::{McpEvent, McpEventKind};
 pub use events::{mcp_transport_next_deadline, mcp_transport_next_event};
 #[cfg(all(os_io, unix))]

@@ -25,6 +25,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::end_reason::ServerExit;
 use crate::sys::unix::process::{self as sys, ChildState};
 
 /// How often a wait looks at the process where no pidfd tells its exit (or
@@ -225,6 +226,26 @@ impl Child {
         } else {
             None
         }
+    }
+
+    /// A signal of the shutdown's was sent to its group.
+    pub(crate) fn signalled(&self) -> bool {
+        self.termed || self.killed
+    }
+
+    /// How it exited, once it has, for an exit by itself (the transport's
+    /// reason; `before_first_message` is the transport's to fill).
+    pub(crate) fn server_exit(&self) -> Option<ServerExit> {
+        let (code, signal) = match self.exit? {
+            Exit::Code(code) => (Some(code), None),
+            Exit::Signal(signal) => (None, Some(signal)),
+            Exit::Unknown => (None, None),
+        };
+        Some(ServerExit {
+            code,
+            signal,
+            before_first_message: false,
+        })
     }
 
     /// For `MCP_EVENT_CLOSED`: the exit status, or -1.

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::child::{Child, POLL_EXIT};
 use crate::error::Error;
+use crate::process::answers::{Answers, Seen};
 use crate::process::stderr::StderrLines;
 use crate::sys::unix::fd::poll;
 use crate::transport::Transport;
@@ -22,6 +23,8 @@ pub(crate) struct Server {
     stderr: Option<StderrLines>,
     /// Its stdout ended (the transport's end waits for the rest).
     stdout_ended: bool,
+    /// When its pending requests fail.
+    answers: Answers,
     /// `receive_end` was given to the core: the end is under way.
     ended: bool,
     /// What a poll last said of stderr and the exit; `None` at the start of
@@ -54,6 +57,7 @@ impl Server {
         Server {
             stderr: stderr.map(StderrLines::new),
             stdout_ended: false,
+            answers: Answers::default(),
             ended: false,
             ready: None,
             child: Child::new(pid),
@@ -75,6 +79,7 @@ impl Server {
 
     pub(crate) fn stdout_ended(&mut self) {
         self.stdout_ended = true;
+        self.answers.stdout_ended(Instant::now());
     }
 
     /// The descriptors to wait on: stderr, and the pidfd.
@@ -86,14 +91,19 @@ impl Server {
             .chain(self.child.pidfd())
     }
 
-    /// The next time the process needs looking at: a signal due, or the
-    /// next look where no pidfd tells the exit.
+    /// The next time the process needs looking at: a signal due, the
+    /// next look where no pidfd tells the exit, or the end of the wait for
+    /// the exit after stdout ended.
     pub(crate) fn next_deadline(&self, now: Instant) -> Option<Instant> {
         let poll = self.child.needs_polling().then(|| now + POLL_EXIT);
-        match (self.child.next_deadline(), poll) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.child.next_deadline(),
+            poll,
+            self.answers.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// A new call begins: the stderr line lent by the last event goes, and
@@ -142,13 +152,14 @@ impl Server {
         self.child.schedule(grace, now);
     }
 
-    /// Reaps, signals what is due, drains stderr, and ends the transport
-    /// when the server is gone: exited, reaped and its pipes ended, or its
-    /// group sent SIGKILL. A server that exits by itself begins the close.
+    /// Reaps, signals what is due, drains stderr, fails the pending
+    /// requests once no answer can come, and ends the transport when the
+    /// server is gone: exited, reaped and its pipes ended, or its group
+    /// sent SIGKILL. A server that exits by itself begins the close.
     ///
-    /// `Ok(true)`: the group was sent SIGKILL just now; the caller reads
-    /// what its stdout still holds (an answer written before, say: it is
-    /// delivered, not failed), then calls again, which ends the transport.
+    /// `Ok(true)`: the server exited, or its group was sent SIGKILL, just
+    /// now; the caller reads what its stdout still holds (an answer written
+    /// before, say: it is delivered, not failed), then calls again.
     pub(crate) fn supervise(&mut self, core: &mut Transport) -> Result<bool, Error> {
         if self.ended {
             return Ok(false);
@@ -169,10 +180,18 @@ impl Server {
             stderr: more_stderr,
             exit: false,
         });
-        // Exited by itself, closed its stdout (no answer can come any more:
-        // MCP's "the server closes its output stream and exits"), or
-        // stopped reading (a refused write): the shutdown sequence runs as
-        // after a close, for what is left.
+        // Why it ends, and the failures once no answer can come.
+        let seen = Seen {
+            exited,
+            by_itself: self.child.server_exit().filter(|_| !self.child.signalled()),
+            stdout_ended: self.stdout_ended,
+        };
+        if self.answers.look(core, seen, now) {
+            return Ok(true);
+        }
+        // Exited by itself, closed its stdout (MCP's "the server closes its
+        // output stream and exits"), or stopped reading (a refused write):
+        // the shutdown sequence runs as after a close, for what is left.
         let went_away = exited || self.stdout_ended || core.closing();
         if went_away && !self.child.scheduled() {
             core.close(EXIT_GRACE, now)?;

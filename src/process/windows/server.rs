@@ -14,7 +14,9 @@
 use std::os::windows::io::{AsHandle, BorrowedHandle};
 use std::time::{Duration, Instant};
 
+use crate::end_reason::ServerExit;
 use crate::error::Error;
+use crate::process::answers::{Answers, Seen};
 use crate::process::stderr::StderrLines;
 use crate::sys::windows::job::Job;
 use crate::sys::windows::spawn::Started;
@@ -38,6 +40,8 @@ pub(crate) struct Server {
     stderr: Option<StderrLines>,
     /// Its stdout ended.
     stdout_ended: bool,
+    /// When its pending requests fail.
+    answers: Answers,
     /// `receive_end` was given to the core: the end is under way.
     ended: bool,
     /// Its exit code, once it exited.
@@ -58,6 +62,7 @@ impl Server {
         Server {
             stderr,
             stdout_ended: false,
+            answers: Answers::default(),
             ended: false,
             exit: None,
             terminate_at: None,
@@ -82,6 +87,7 @@ impl Server {
 
     pub(crate) fn stdout_ended(&mut self) {
         self.stdout_ended = true;
+        self.answers.stdout_ended(Instant::now());
     }
 
     /// The handles to wait on: stderr's read in flight, and the process
@@ -98,11 +104,15 @@ impl Server {
     /// The next time the process needs looking at: the termination due,
     /// or the end of the wait for its exit after it.
     pub(crate) fn next_deadline(&self, _now: Instant) -> Option<Instant> {
-        match self.terminated_at {
+        let shutdown = match self.terminated_at {
             None => self.terminate_at,
             Some(at) if self.exit.is_none() => Some(at + EXIT_AFTER_TERMINATE),
             Some(_) => None,
-        }
+        };
+        [shutdown, self.answers.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// A new call begins: the stderr line lent by the last event goes.
@@ -131,8 +141,8 @@ impl Server {
     /// 1 s). A server that exits by itself, closes its stdout or stops
     /// reading begins the close.
     ///
-    /// `Ok(true)`: the job was terminated just now; the caller reads what
-    /// its stdout still holds, then calls again.
+    /// `Ok(true)`: the server exited, or the job was terminated, just now;
+    /// the caller reads what its stdout still holds, then calls again.
     pub(crate) fn supervise(&mut self, core: &mut Transport) -> Result<bool, Error> {
         if self.ended {
             return Ok(false);
@@ -142,6 +152,22 @@ impl Server {
             stderr.drain();
         }
         self.look_at_exit();
+        // Why it ends, and the failures once no answer can come.
+        let seen = Seen {
+            exited: self.exit.is_some(),
+            by_itself: self
+                .exit
+                .filter(|_| self.terminated_at.is_none())
+                .map(|code| ServerExit {
+                    code: Some(code as i32),
+                    signal: None,
+                    before_first_message: false,
+                }),
+            stdout_ended: self.stdout_ended,
+        };
+        if self.answers.look(core, seen, now) {
+            return Ok(true);
+        }
         let went_away = self.exit.is_some() || self.stdout_ended || core.closing();
         if went_away && self.terminate_at.is_none() {
             core.close(EXIT_GRACE, now)?;
