@@ -828,8 +828,11 @@ enum class EventKind : std::int32_t {
     /// forgotten (a late answer is a Message) and, unless it was an
     /// initialize, a notifications/cancelled for it was queued.
     RequestTimedOut = MCP_EVENT_REQUEST_TIMED_OUT,
-    /// The transport closed before our request request_id() was answered.
-    /// These come just before Closed, by ascending id.
+    /// Our request request_id() will never be answered: the transport
+    /// closed, or a spawned server exited or closed its stdout (then at
+    /// once, not at the end of the shutdown). Transport::end_reason() says
+    /// why (end_text() in words), exit_code() and term_signal() how the
+    /// server ended when known. By ascending id, before Closed.
     RequestFailed = MCP_EVENT_REQUEST_FAILED,
     /// A line from the peer that is not a message: invalid_kind() says why.
     Invalid = MCP_EVENT_INVALID,
@@ -841,6 +844,24 @@ enum class EventKind : std::int32_t {
     Stderr = MCP_EVENT_STDERR,
     /// The transport is closed: always the last event, given once.
     Closed = MCP_EVENT_CLOSED,
+};
+
+/// Why a transport ended (Transport::end_reason): mcp_stdio.h's
+/// McpEndReason.
+enum class EndReason : std::int32_t {
+    /// Open.
+    None = MCP_END_NONE,
+    /// We closed it (close(), or the destructor) first.
+    ClosedByHost = MCP_END_CLOSED_BY_HOST,
+    /// The peer closed its output (a spawned server its stdout) and lives
+    /// on, as far as known: no answer can come.
+    PeerClosed = MCP_END_PEER_CLOSED,
+    /// A write to the peer was refused: it reads no more.
+    WriteRefused = MCP_END_WRITE_REFUSED,
+    /// A spawned server exited by itself: RequestFailed's exit_code().
+    ServerExited = MCP_END_SERVER_EXITED,
+    /// A spawned server was killed by a signal not ours: term_signal().
+    ServerKilled = MCP_END_SERVER_KILLED,
 };
 
 /// One event of Transport::next_event (an McpEvent). A small value type, but
@@ -889,11 +910,13 @@ public:
     /// is 0 then, which reads as MessageKind::Json).
     MessageKind invalid_kind() const noexcept { return invalid_kind_; }
 
-    /// Closed, after a spawned server exited: its exit status. -1 otherwise
-    /// (no process, or killed by a signal: see term_signal()).
+    /// Closed, and RequestFailed once it is known, after a spawned server
+    /// exited: its exit status. -1 otherwise (no process, still running,
+    /// or killed by a signal: see term_signal()).
     std::int32_t exit_code() const noexcept { return exit_code_; }
 
-    /// Closed, after a spawned server was killed by a signal: the signal. 0 otherwise.
+    /// Closed, and RequestFailed once it is known, after a spawned server
+    /// was killed by a signal: the signal. 0 otherwise.
     std::int32_t term_signal() const noexcept { return term_signal_; }
 
 private:
@@ -931,11 +954,31 @@ inline Status send_status(McpStatus st, const char *where) {
     return static_cast<Status>(check(st, where));
 }
 
-// A send that throws for everything but Ok, WouldBlock included.
-inline void send_check(McpStatus st, const char *where) {
+// The text of mcp_transport_end_text ("" while open).
+inline std::string end_text(const McpTransport *t) {
+    McpBuffer b{nullptr, 0};
+    if (mcp_transport_end_text(t, &b) != MCP_STATUS_OK || b.len == 0) return std::string();
+    struct Free {
+        McpBuffer *b;
+        ~Free() { mcp_buffer_free(b); }
+    } free_it{&b};
+    return std::string(reinterpret_cast<const char *>(b.data), b.len);
+}
+
+// A send that throws for everything but Ok, WouldBlock included. Closed
+// says why the transport ended: "where: server exited with code 1 before
+// its first message: ModuleNotFoundError: ...: the transport is closed".
+inline void send_check(McpStatus st, const char *where, const McpTransport *t) {
     if (st == MCP_STATUS_WOULD_BLOCK) {
         const std::string full = std::string(where) + ": the output queue is at its bound";
         throw Error(Status::WouldBlock, full.c_str());
+    }
+    if (st == MCP_STATUS_CLOSED) {
+        const std::string why = end_text(t);
+        if (!why.empty()) {
+            const std::string full = std::string(where) + ": " + why;
+            throw Error(Status::Closed, full.c_str());
+        }
     }
     check(st, where);
 }
@@ -1306,7 +1349,38 @@ public:
     [[nodiscard]] std::uint64_t stderr_dropped() const noexcept {
         return mcp_transport_stderr_dropped(handle_);
     }
+
+    /// The last lines a spawned server wrote to its stderr (at most 20
+    /// lines and 4 KiB, each ending in '\n'), kept after it is gone:
+    /// what to show when it dies. Empty for a transport that spawned
+    /// nothing, and when its stderr is inherited or discarded (the library
+    /// does not read it then). Any thread. Throws std::bad_alloc.
+    [[nodiscard]] std::string stderr_tail() const {
+        McpBuffer b{nullptr, 0};
+        detail::check(mcp_transport_stderr_tail(handle_, &b), "mcp::Transport::stderr_tail");
+        struct Free {
+            McpBuffer *b;
+            ~Free() { mcp_buffer_free(b); }
+        } free_it{&b};
+        return b.len == 0 ? std::string()
+                          : std::string(reinterpret_cast<const char *>(b.data), b.len);
+    }
 #endif
+
+    /// Why the transport ended, or is ending (EndReason::None while it is
+    /// open, and for an empty one); before_first_message (may be null) is
+    /// set to whether a spawned server that exited had never written a
+    /// line. RequestFailed events come with this reason. Any thread.
+    [[nodiscard]] EndReason end_reason(bool *before_first_message = nullptr) const noexcept {
+        return static_cast<EndReason>(mcp_transport_end_reason(handle_, before_first_message));
+    }
+
+    /// Why the transport ended, in words: "server exited with code 1 before
+    /// its first message: ModuleNotFoundError: No module named 'foo'",
+    /// "server closed its stdout", "closed by the host"...; empty while it
+    /// is open. The sends' mcp::Error(Closed) carries the same text. Any
+    /// thread. Throws std::bad_alloc.
+    [[nodiscard]] std::string end_text() const { return detail::end_text(handle_); }
 
     // ---- Settings
 
@@ -1337,7 +1411,7 @@ public:
     /// queued; try_send tells it without an exception), Closed.
     void send(std::string_view json) {
         detail::send_check(mcp_transport_send(handle_, detail::bytes(json), json.size()),
-                           "mcp::Transport::send");
+                           "mcp::Transport::send", handle_);
     }
 
     /// As send, but returns Status::Ok, Status::WouldBlock or Status::Closed
@@ -1363,7 +1437,7 @@ public:
         std::int64_t id = -1;
         detail::send_check(mcp_transport_request(handle_, m.c_str(), detail::bytes(params),
                                                  params.size(), detail::ms_u32(timeout), &id),
-                           "mcp::Transport::request");
+                           "mcp::Transport::request", handle_);
         return id;
     }
 
@@ -1387,7 +1461,7 @@ public:
         const detail::CString m = detail::c_text(method, "mcp::Transport::notify");
         detail::send_check(
             mcp_transport_notify(handle_, m.c_str(), detail::bytes(params), params.size()),
-            "mcp::Transport::notify");
+            "mcp::Transport::notify", handle_);
     }
 
     /// As notify, returning Ok, WouldBlock or Closed (as try_send).
@@ -1406,7 +1480,7 @@ public:
     void respond(std::string_view id, std::string_view result) {
         detail::send_check(mcp_transport_respond(handle_, detail::bytes(id), id.size(),
                                                  detail::bytes(result), result.size()),
-                           "mcp::Transport::respond");
+                           "mcp::Transport::respond", handle_);
     }
 
     /// As respond, returning Ok, WouldBlock or Closed (as try_send).
@@ -1428,7 +1502,7 @@ public:
         const detail::CString m = detail::c_text(message, "mcp::Transport::respond_error");
         detail::send_check(
             mcp_transport_respond_error(handle_, detail::bytes(id), id.size(), code, m.c_str()),
-            "mcp::Transport::respond_error");
+            "mcp::Transport::respond_error", handle_);
     }
 
     /// As respond_error, returning Ok, WouldBlock or Closed (as try_send).

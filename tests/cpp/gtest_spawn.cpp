@@ -312,6 +312,38 @@ TEST(Spawn, AServerExitingByItselfClosesWithItsExitCode) {
     EXPECT_EQ(t.try_send("{}"), Status::Closed);
 }
 
+// A server that dies in its first second: its request fails at once (not at
+// its 30 s deadline) with the exit status, and the transport, the thrown
+// error and the stderr tail say why.
+TEST(Spawn, AServerExitingAtOnceSaysWhyFromTheFirstFailure) {
+    const auto t0 = Clock::now();
+    Transport t = Transport::spawn(
+        sh("echo 'Traceback (most recent call last):' >&2;"
+           "echo \"ModuleNotFoundError: No module named 'foo'\" >&2; exit 1"));
+    EXPECT_EQ(t.end_reason(), mcp::EndReason::None);
+    EXPECT_EQ(t.end_text(), "");
+    const std::int64_t id = t.request("tools/list", {}, 30s);
+    const std::optional<Got> failed = next_non_stderr(t);
+    ASSERT_TRUE(failed.has_value());
+    EXPECT_LT(since(t0), 1000ms);
+    EXPECT_EQ(failed->kind, EventKind::RequestFailed);
+    EXPECT_EQ(failed->request_id, id);
+    EXPECT_EQ(failed->exit_code, 1);
+    bool early = false;
+    EXPECT_EQ(t.end_reason(&early), mcp::EndReason::ServerExited);
+    EXPECT_TRUE(early);
+    const std::string why =
+        "server exited with code 1 before its first message: "
+        "ModuleNotFoundError: No module named 'foo'";
+    EXPECT_EQ(t.end_text(), why);
+    EXPECT_EQ(t.stderr_tail(),
+              "Traceback (most recent call last):\n"
+              "ModuleNotFoundError: No module named 'foo'\n");
+    const mcp::Error e = thrown_by([&] { t.notify("late"); });
+    EXPECT_EQ(e.status(), Status::Closed);
+    EXPECT_EQ(std::string(e.what()).rfind("mcp::Transport::notify: " + why, 0), 0u) << e.what();
+}
+
 TEST(Spawn, AServerThatHonoursSigtermEndsAtTheGrace) {
     Transport t = Transport::spawn(sh("echo ready >&2; exec sleep 30"));
     EXPECT_EQ(first_stderr_line(t), "ready");
