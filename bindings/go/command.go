@@ -33,9 +33,13 @@ type CommandConfig struct {
 	// oldest waiting lines are dropped and counted
 	// (CommandConn.StderrDropped). cmd.Stderr must then be nil. The
 	// callback must not call CommandConn.Close or Wait, which wait for the
-	// last line to be delivered.
+	// last line to be delivered. The last lines read, delivered or
+	// dropped, are also kept (CommandConn.StderrTail) and quoted by the
+	// *ServerExitedError of a server that exits by itself: set Stderr, even
+	// to a callback that does nothing, to have them.
 	//
-	// When nil, cmd.Stderr is left as the caller set it: nil discards the
+	// When nil, cmd.Stderr is left as the caller set it (and the stderr
+	// tail stays empty, the CommandConn never reading it): nil discards the
 	// server's stderr (/dev/null), os.Stderr shares the host's. (Another
 	// io.Writer makes os/exec copy the stderr in a goroutine that Wait
 	// waits for, so a grandchild holding stderr delays the end until the
@@ -57,7 +61,8 @@ type CommandConfig struct {
 //  1. the Conn closes: sends are refused (ErrClosed), what was queued is
 //     written and the server's stdin is closed, so it sees the end of its
 //     input; answers that still come are delivered until its stdout ends,
-//     or CloseGrace at most, and then pending Requests fail with ErrClosed;
+//     or CloseGrace at most, and then pending Requests fail with ErrClosed
+//     (at once when the server ended by itself: see below);
 //  2. if the server is not gone CloseGrace after the shutdown began,
 //     SIGTERM goes to its process group, and SIGKILL at twice CloseGrace;
 //  3. the server is always reaped (exec.Cmd.Wait): no zombie is left.
@@ -66,6 +71,35 @@ type CommandConfig struct {
 // in its group or holds its stdout and stderr open: a child of a wrapper
 // (npx, uvx) that kept the pipes is signalled with the group, even after
 // the server itself exited. A process that left the group (setsid) is not.
+//
+// When the server ends by itself (it exits, or closes its stdout), before
+// the host's Close, every pending Request fails at once (not at its
+// deadline, not after CloseGrace), and so does every send from then on,
+// with an error that wraps ErrClosed and says why. Answers that came
+// before the end are delivered. Once stdout ends the exit status is waited
+// for 500 ms at most; once the server exits, the end of its stdout (held
+// by a process it started) too. The error is:
+//
+//   - a *ServerExitedError when it exited: its exit code or signal, whether
+//     it exited before its first message, the last lines of its stderr
+//     (with CommandConfig.Stderr set; see StderrTail), and a text to show:
+//     "mcpstdio: server exited with code 1 before its first message:
+//     ModuleNotFoundError: No module named 'foo'";
+//   - ErrStdoutClosed ("mcpstdio: server closed its stdout") when it still
+//     runs 500 ms after closing its stdout.
+//
+// After the host's own Close (or Conn.Close), pending Requests fail with
+// plain ErrClosed as before: the server's exit then is not news. A host
+// shows why a server died with no stderr handling of its own beyond
+// setting CommandConfig.Stderr (to a callback that may do nothing):
+//
+//	res, err := server.Request(ctx, "tools/list", nil)
+//	var exit *mcpstdio.ServerExitedError
+//	if errors.As(err, &exit) {
+//		log.Print(err) // mcpstdio: server exited with code 1 ...: <its last stderr line>
+//	}
+//
+// or, with no request under way, after <-server.Done(): server.Err().
 //
 // The CommandConn has one goroutine that waits for the server and one that
 // runs the shutdown; with CommandConfig.Stderr, two more that read and
@@ -80,6 +114,8 @@ type CommandConn struct {
 
 	exited    chan struct{} // closed once cmd.Wait returned
 	waitErr   error         // cmd.Wait's, set before exited is closed
+	exitedAt  time.Time     // when cmd.Wait returned, set before exited is closed
+	stdout    *stdoutReader
 	stdoutEOF chan struct{} // closed when the server's stdout ended
 	stderr    *stderrLines  // nil without CommandConfig.Stderr
 
@@ -97,6 +133,11 @@ const groupPoll = 20 * time.Millisecond
 // gone (its group's descriptors are closing; only a process that left the
 // group can hold it longer).
 const stderrLinger = 100 * time.Millisecond
+
+// How long the exit status is waited for once the server's stdout ended,
+// and the end of its stdout once it exited, before pending Requests fail
+// (see endError).
+const exitWait = 500 * time.Millisecond
 
 // StartCommand starts cmd as an MCP server and returns the connection on
 // its stdin and stdout. cmd must not have been started, and its Stdin and
@@ -209,12 +250,14 @@ func StartCommand(cmd *exec.Cmd, cfg *CommandConfig) (*CommandConn, error) {
 	}
 	go func() {
 		c.waitErr = cmd.Wait()
+		c.exitedAt = time.Now()
 		close(c.exited)
 	}()
 	if stderrR != nil {
 		c.stderr = newStderrLines(stderrR, cfg.Stderr)
 	}
-	conn, err := NewConn(&stdoutReader{f: stdoutR, eof: c.stdoutEOF}, stdinW, &cfg.ConnConfig)
+	c.stdout = &stdoutReader{f: stdoutR, eof: c.stdoutEOF}
+	conn, err := newConn(c.stdout, stdinW, &cfg.ConnConfig, c.endError)
 	if err != nil {
 		stdinW.Close()
 		stdoutR.Close()
@@ -231,15 +274,26 @@ func StartCommand(cmd *exec.Cmd, cfg *CommandConfig) (*CommandConn, error) {
 }
 
 // stdoutReader is the server's stdout for the Conn; it tells when the
-// stream really ended (io.EOF), as opposed to being closed by the Conn.
+// stream really ended (io.EOF), as opposed to being closed by the Conn, and
+// whether a line came (a byte other than white space, which the library
+// skips).
 type stdoutReader struct {
-	f    *os.File
-	once sync.Once
-	eof  chan struct{}
+	f       *os.File
+	once    sync.Once
+	eof     chan struct{}
+	sawLine atomic.Bool
 }
 
 func (r *stdoutReader) Read(p []byte) (int, error) {
 	n, err := r.f.Read(p)
+	if n > 0 && !r.sawLine.Load() {
+		for _, b := range p[:n] {
+			if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+				r.sawLine.Store(true)
+				break
+			}
+		}
+	}
 	if err == io.EOF {
 		r.once.Do(func() { close(r.eof) })
 	}
@@ -261,7 +315,10 @@ func (r *stdoutReader) Close() error { return r.f.Close() }
 // is idempotent and safe to call concurrently: every call waits and
 // returns the same.
 func (c *CommandConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closeReq) })
+	c.closeOnce.Do(func() {
+		c.Conn.hostClosed.Store(true) // pending Requests fail with ErrClosed
+		close(c.closeReq)
+	})
 	<-c.finished
 	return c.closeErr
 }
@@ -324,17 +381,130 @@ func (c *CommandConn) StderrDropped() uint64 {
 	return c.stderr.dropped.Load()
 }
 
+// StderrTail returns a copy of the last lines the server wrote to its
+// stderr, oldest first, joined with "\n" (no newline at the end): at most
+// 20 lines and 4 KiB in all, a single longer line keeping its last 4 KiB.
+// Each line is as given to the CommandConfig.Stderr callback (a piece of a
+// line over 64 KiB counts as a line), whether it was delivered or dropped
+// for a slow callback (see StderrDropped). It can be called any time, and
+// still gives the tail after the server is gone: what a host shows when a
+// server dies ("ModuleNotFoundError: ...", "npm ERR! 404").
+//
+// Without CommandConfig.Stderr the tail is empty (nil): the server's
+// stderr is then inherited or discarded, never read by the CommandConn.
+func (c *CommandConn) StderrTail() []byte {
+	if c.stderr == nil {
+		return nil
+	}
+	return c.stderr.tailCopy()
+}
+
+// Err returns nil while the connection is open, and once it has ended (Done
+// is closed) the error its pending Requests failed with, which its sends
+// return too: a *ServerExitedError when the server exited by itself (its
+// exit status and stderr tail: the text to show a user), ErrStdoutClosed
+// when it closed its stdout and did not exit, or ErrClosed (closed by the
+// host, or a write to the server failed while it ran).
+func (c *CommandConn) Err() error {
+	select {
+	case <-c.Conn.Done():
+		return c.Conn.closedErr()
+	default:
+		return nil
+	}
+}
+
+// endError is the Conn's peerEnd hook, called once when the server's side
+// ended first (its stdout ended, a write to its stdin failed, or it
+// exited), and before pending Requests fail: it returns what they fail
+// with. It waits up to exitWait (500 ms) for the exit status and for the
+// end of stdout (so that answers written before the exit are delivered),
+// and a moment for the end of stderr (so that the tail has the last
+// words). Exited: a *ServerExitedError. Still running with its stdout
+// ended: ErrStdoutClosed. Else (a write failed, stdout open): nil, plain
+// ErrClosed.
+func (c *CommandConn) endError() error {
+	deadline := time.Now().Add(exitWait)
+	if isClosed(c.exited) {
+		if d := c.exitedAt.Add(exitWait); d.Before(deadline) {
+			deadline = d
+		}
+	}
+	waitUntil(c.exited, deadline)
+	waitUntil(c.stdoutEOF, deadline)
+	if !isClosed(c.exited) {
+		if isClosed(c.stdoutEOF) {
+			return ErrStdoutClosed
+		}
+		return nil
+	}
+	if c.stderr != nil {
+		if d := time.Now().Add(stderrLinger); d.After(deadline) {
+			deadline = d
+		}
+		waitUntil(c.stderr.eof, deadline)
+	}
+	e := &ServerExitedError{
+		Code:               c.cmd.ProcessState.ExitCode(),
+		StderrTail:         c.StderrTail(),
+		BeforeFirstMessage: !c.stdout.sawLine.Load(),
+	}
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
+		e.Code = -1
+	}
+	return e
+}
+
+// waitUntil waits until ch is closed or the deadline has passed.
+func waitUntil(ch <-chan struct{}, deadline time.Time) {
+	if isClosed(ch) {
+		return
+	}
+	d := time.Until(deadline)
+	if d <= 0 {
+		return
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ch:
+	case <-tm.C:
+	}
+}
+
 // supervise runs the shutdown once it begins.
 func (c *CommandConn) supervise() {
+	byServer := false
 	select {
 	case <-c.closeReq:
 	case <-c.exited:
+		byServer = true
 	case <-c.Conn.Done():
 	}
 	start := time.Now()
 	connClosed := make(chan struct{})
+	signalled := make(chan struct{}) // closed once the server is gone or signalled to the end
 	go func() {
-		err := c.Conn.Close()
+		if byServer && !c.Conn.hostClosed.Load() {
+			// The server exited by itself. Its stdout ends now, and the
+			// Conn's reader fails the pending Requests with how it
+			// exited; unless a process it started holds its stdout: then
+			// they fail here, not at CloseGrace.
+			c.Conn.endByPeer()
+			if !isClosed(c.stdoutEOF) {
+				c.Conn.endNow()
+				// Its reader still reads (closing the Conn would close
+				// stdout under it), so that the end of the holder is seen
+				// as the end of stdout (see gone), not only once its
+				// zombie is reaped.
+				select {
+				case <-c.stdoutEOF:
+				case <-signalled:
+				}
+			}
+		}
+		err := c.Conn.close()
 		if errors.Is(err, syscall.EPIPE) {
 			err = nil // the server went away: its exit status says how
 		}
@@ -347,6 +517,7 @@ func (c *CommandConn) supervise() {
 			syscall.Kill(-c.pid, syscall.SIGKILL)
 		}
 	}
+	close(signalled)
 	<-c.exited
 	if c.stderr != nil {
 		c.stderr.finish(stderrLinger)
@@ -421,6 +592,9 @@ func openOrNil(ch chan struct{}) <-chan struct{} {
 const (
 	stderrPiece   = 64 << 10 // the longest piece of a line given in one call
 	stderrBacklog = 1 << 20  // the most bytes of lines waiting for the callback
+
+	stderrTailLines = 20      // the most lines of the tail
+	stderrTailBytes = 4 << 10 // the most bytes of the tail, "\n"s between lines included
 )
 
 // stderrLine is one line (or piece) waiting for the callback.
@@ -448,6 +622,13 @@ type stderrLines struct {
 	queue   []stderrLine
 	waiting int  // bytes in queue, newlines included
 	ended   bool // the reader is done
+
+	// The tail: the last lines read (delivered or dropped), a ring of
+	// tailLen lines from tailStart, tailBytes bytes without the newlines.
+	tail      [stderrTailLines][]byte
+	tailStart int
+	tailLen   int
+	tailBytes int
 
 	dropped atomic.Uint64
 
@@ -522,8 +703,46 @@ func (s *stderrLines) push(line []byte, newline bool) {
 		s.waiting -= old.size()
 		s.dropped.Add(uint64(old.size()))
 	}
+	s.pushTail(line)
 	s.more.Signal()
 	s.mu.Unlock()
+}
+
+// pushTail adds a copy of line to the tail (its last stderrTailBytes),
+// dropping the oldest lines beyond stderrTailLines or stderrTailBytes
+// joined. Under mu.
+func (s *stderrLines) pushTail(line []byte) {
+	if len(line) > stderrTailBytes {
+		line = line[len(line)-stderrTailBytes:]
+	}
+	// Joined, the tail would be tailBytes+len(line) bytes and tailLen
+	// newlines.
+	for s.tailLen > 0 && (s.tailLen >= stderrTailLines || s.tailBytes+len(line)+s.tailLen > stderrTailBytes) {
+		s.tailBytes -= len(s.tail[s.tailStart]) // its buffer is reused
+		s.tailStart = (s.tailStart + 1) % stderrTailLines
+		s.tailLen--
+	}
+	i := (s.tailStart + s.tailLen) % stderrTailLines
+	s.tail[i] = append(s.tail[i][:0], line...)
+	s.tailLen++
+	s.tailBytes += len(line)
+}
+
+// tailCopy returns the tail's lines joined with "\n", or nil.
+func (s *stderrLines) tailCopy() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tailLen == 0 {
+		return nil
+	}
+	out := make([]byte, 0, s.tailBytes+s.tailLen-1)
+	for k := 0; k < s.tailLen; k++ {
+		if k > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, s.tail[(s.tailStart+k)%stderrTailLines]...)
+	}
+	return out
 }
 
 func (s *stderrLines) deliver() {

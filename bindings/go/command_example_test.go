@@ -4,6 +4,7 @@ package mcpstdio_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os/exec"
@@ -45,4 +46,35 @@ func ExampleStartCommand() {
 	// {"tools":[]} <nil>
 	// stderr: listing tools
 	// exit code 0
+}
+
+// A server that dies at its start: the pending request fails at once, and
+// says why.
+func ExampleServerExitedError() {
+	// snippet-start exit
+	// A stand-in server that fails at its start, as a Python server
+	// missing a module does.
+	cmd := exec.Command("sh", "-c", `echo "ModuleNotFoundError: No module named 'foo'" >&2; exit 1`)
+	server, err := mcpstdio.StartCommand(cmd, &mcpstdio.CommandConfig{
+		// Reading its stderr (even into a callback that does nothing)
+		// keeps its last lines for the error.
+		Stderr: func(line []byte) {},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer server.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = server.Request(ctx, "initialize", nil) // fails at once, not in 30 s
+	fmt.Println(err)
+	var exit *mcpstdio.ServerExitedError
+	if errors.As(err, &exit) { // errors.Is(err, mcpstdio.ErrClosed) holds too
+		fmt.Println("exit code", exit.Code, "before its first message:", exit.BeforeFirstMessage)
+	}
+	// snippet-end exit
+
+	// Output:
+	// mcpstdio: server exited with code 1 before its first message: ModuleNotFoundError: No module named 'foo'
+	// exit code 1 before its first message: true
 }

@@ -157,7 +157,10 @@ type ConnConfig struct {
 // (r returns io.EOF, or any other error), or when a write to w fails. Then
 // pending Requests fail with ErrClosed, handler contexts are cancelled,
 // Done is closed, what was queued is written and w is closed if it is an
-// io.Closer (the peer sees the end of our stream). The C transport is
+// io.Closer (the peer sees the end of our stream). (The Conn of a
+// CommandConn whose server ended by itself fails them, and later sends,
+// with an error wrapping ErrClosed that says how: a *ServerExitedError or
+// ErrStdoutClosed.) The C transport is
 // freed once the writer is done with it. Call Close in every case: it also
 // closes r (if an io.Closer) and waits for the Conn's goroutines.
 type Conn struct {
@@ -213,6 +216,13 @@ type Conn struct {
 
 	errMu sync.Mutex
 	err   error // the first I/O error
+
+	// A CommandConn's: how the peer's side ended (see endByPeer). nil for
+	// a Conn of NewConn.
+	peerEnd    func() error
+	endOnce    sync.Once
+	hostClosed atomic.Bool // Close was called (by the host: not a peer's end)
+	endErr     error       // under mu: what ErrClosed becomes (see closedErr)
 
 	strays, invalid, batches atomic.Uint64
 }
@@ -376,6 +386,14 @@ func (r *Request) answer(send func(t C.conn_t) C.McpStatus) error {
 // socket), it is closed once, by Close; when the connection ends, only its
 // write side is closed, if it has a CloseWrite method.
 func NewConn(r io.Reader, w io.Writer, cfg *ConnConfig) (*Conn, error) {
+	return newConn(r, w, cfg, nil)
+}
+
+// newConn is NewConn with the peerEnd hook of a CommandConn: called once
+// when the peer's side ends before the host closed the Conn, it returns
+// the error that pending Requests and later sends get instead of ErrClosed
+// (nil: ErrClosed). It may wait a while; the end waits for it.
+func newConn(r io.Reader, w io.Writer, cfg *ConnConfig, peerEnd func() error) (*Conn, error) {
 	if cfg == nil {
 		cfg = &ConnConfig{}
 	}
@@ -426,6 +444,7 @@ func NewConn(r io.Reader, w io.Writer, cfg *ConnConfig) (*Conn, error) {
 		readerExited: make(chan struct{}),
 		writerExited: make(chan struct{}),
 		timerExited:  make(chan struct{}),
+		peerEnd:      peerEnd,
 	}
 	if c.handler == nil {
 		c.handler = methodNotFound
@@ -474,7 +493,10 @@ func sameObject(r io.Reader, w io.Writer) bool {
 //     If the answer had already arrived when ctx was cancelled, it is
 //     returned instead;
 //   - ErrClosed: the connection was closed, or closing, before the answer
-//     came (or before the request could be sent);
+//     came (or before the request could be sent). On a CommandConn whose
+//     server ended by itself, an error wrapping ErrClosed (match it with
+//     errors.Is) that says how: a *ServerExitedError (errors.As) when it
+//     exited, ErrStdoutClosed when it closed its stdout and lives on;
 //   - a *StatusError (ErrInvalidArgument: method not UTF-8 or holding a NUL
 //     byte, params not an object or array; ErrInvalidJSON: params not JSON),
 //     or the marshalling error of params; nothing was sent then.
@@ -600,6 +622,13 @@ func (c *Conn) Stats() ConnStats {
 // Close is idempotent and safe to call concurrently; every call waits as
 // above and returns the first error of r (other than io.EOF) or w, or nil.
 func (c *Conn) Close() error {
+	c.hostClosed.Store(true)
+	return c.close()
+}
+
+// close is Close without marking the close as the host's: a CommandConn
+// closes its Conn this way when the shutdown begins for another reason.
+func (c *Conn) close() error {
 	c.closeOnce.Do(func() {
 		grace := c.grace / time.Millisecond
 		if grace > math.MaxUint32 {
@@ -639,7 +668,7 @@ func (c *Conn) send(ctx context.Context, call func(t C.conn_t) C.McpStatus) erro
 		c.life.RLock()
 		if c.t == 0 {
 			c.life.RUnlock()
-			return ErrClosed
+			return c.closedErr()
 		}
 		st := call(c.t)
 		c.life.RUnlock()
@@ -652,7 +681,7 @@ func (c *Conn) send(ctx context.Context, call func(t C.conn_t) C.McpStatus) erro
 				return err
 			}
 		default:
-			return connError(st)
+			return c.connError(st)
 		}
 	}
 }
@@ -676,7 +705,7 @@ func (c *Conn) waitDrained(ctx context.Context) error {
 	case <-ctxDone:
 		return ctx.Err()
 	case <-c.done:
-		return ErrClosed
+		return c.closedErr()
 	}
 }
 
@@ -695,11 +724,62 @@ func (c *Conn) kick() {
 }
 
 // connError is the error for a failed call's status.
-func connError(st C.McpStatus) error {
+func (c *Conn) connError(st C.McpStatus) error {
 	if st == C.MCP_STATUS_CLOSED {
-		return ErrClosed
+		return c.closedErr()
 	}
 	return statusError(st)
+}
+
+// closedErr is the error of a Request or a send that failed because the
+// connection ended: ErrClosed, or what the peerEnd hook said instead (a
+// *ServerExitedError, ErrStdoutClosed).
+func (c *Conn) closedErr() error {
+	c.mu.Lock()
+	err := c.endErr
+	c.mu.Unlock()
+	if err == nil {
+		return ErrClosed
+	}
+	return err
+}
+
+// endByPeer is called when the peer's side ended: its stream ended (or r
+// failed), a write to w failed, or (for a CommandConn) the server exited.
+// Unless the host closed the Conn first, the peerEnd hook says once what
+// pending Requests and later sends fail with; every caller waits until it
+// is said, and only then ends the transport (so no Request fails with
+// plain ErrClosed meanwhile). Nothing without a hook.
+func (c *Conn) endByPeer() {
+	if c.peerEnd == nil {
+		return
+	}
+	c.endOnce.Do(func() {
+		if c.hostClosed.Load() {
+			return
+		}
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		if err := c.peerEnd(); err != nil {
+			c.mu.Lock()
+			c.endErr = err
+			c.mu.Unlock()
+		}
+	})
+}
+
+// endNow closes the transport without a grace: pending Requests fail at
+// once (with closedErr), the Conn ends.
+func (c *Conn) endNow() {
+	c.life.RLock()
+	if c.t != 0 {
+		C.conn_close(c.t, 0)
+	}
+	c.life.RUnlock()
+	c.kick()
 }
 
 func (c *Conn) setErr(err error) {
@@ -763,6 +843,7 @@ func (c *Conn) readLoop() {
 				if err != io.EOF {
 					c.setErr(err)
 				}
+				c.endByPeer()
 			}
 			c.receiving(func(t C.conn_t) {
 				C.conn_receive_end(t)
@@ -884,7 +965,7 @@ func (c *Conn) route(ev *C.McpEvent) {
 		c.wakeWriter() // the notifications/cancelled it queued
 	case C.MCP_EVENT_REQUEST_FAILED:
 		if ch := c.takePending(int64(ev.request_id)); ch != nil {
-			ch <- callResult{err: ErrClosed}
+			ch <- callResult{err: c.closedErr()}
 		}
 	case C.MCP_EVENT_MESSAGE:
 		switch ev.rpc_kind {
@@ -1001,8 +1082,9 @@ func (c *Conn) onClosed() {
 	pending := c.pending
 	c.pending = make(map[int64]chan callResult)
 	c.mu.Unlock()
+	err := c.closedErr()
 	for _, ch := range pending {
-		ch <- callResult{err: ErrClosed}
+		ch <- callResult{err: err}
 	}
 	c.cancelBase()
 	c.doneOnce.Do(func() { close(c.done) })
@@ -1107,12 +1189,8 @@ func (c *Conn) flush(buf []byte) bool {
 		if _, err := c.w.Write(buf[:n]); err != nil {
 			c.setErr(err)
 			// The stream to the peer is broken: close now, no grace.
-			c.life.RLock()
-			if c.t != 0 {
-				C.conn_close(c.t, 0)
-			}
-			c.life.RUnlock()
-			c.kick()
+			c.endByPeer()
+			c.endNow()
 			return false
 		}
 	}

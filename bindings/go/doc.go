@@ -30,9 +30,18 @@
 // when the server exits by itself, or the Conn ends) the server's stdin is
 // closed, SIGTERM goes to the group at the closing grace if it is still
 // there, SIGKILL at twice the grace, and the server is always reaped.
-// [CommandConfig].Stderr receives its stderr line by line, always drained.
+// [CommandConfig].Stderr receives its stderr line by line, always drained;
+// [CommandConn.StderrTail] keeps its last 20 lines (4 KiB at most), empty
+// without the callback (stderr inherited or discarded is never read).
 // [CommandConn.ExitCode], [CommandConn.TermSignal] and [CommandConn.Wait]
-// tell how it ended.
+// tell how it ended. A server that ends by itself (it exits, or closes its
+// stdout) before the host's Close fails every pending Request at once, and
+// every later send, with an error wrapping [ErrClosed] that says why: a
+// [*ServerExitedError] ("mcpstdio: server exited with code 1 before its
+// first message: ModuleNotFoundError: No module named 'foo'": the exit
+// status, and the last line of the stderr tail) or [ErrStdoutClosed];
+// [CommandConn.Err] gives it too. After the host's own Close they fail
+// with plain ErrClosed.
 //
 // Memory: every [Message] owns a Go copy of its bytes, so it stays valid
 // after later calls ([Decoder.ReuseData] trades that for speed). Items cross
