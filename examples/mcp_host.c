@@ -397,6 +397,20 @@ static void log_error_response(const Host *h, const char *what)
  * no response came (timeout, the server went away) - then the session cannot
  * go on (h->stalled).
  */
+/* Logs why no answer came: the transport's end in words ("server exited
+ * with code 1 before its first message: ModuleNotFoundError: ..."; the
+ * server's stderr lines were forwarded as they came). */
+static void log_ended(const Host *h, const char *method, long long id)
+{
+    McpBuffer why = {NULL, 0};
+    if (mcp_transport_end_text(h->t, &why) == MCP_STATUS_OK && why.len > 0)
+        log_msg("no answer to %s (id %lld): %.*s", method, id, (int)why.len,
+                (const char *)why.data);
+    else
+        log_msg("the server closed the connection before answering %s (id %lld)", method, id);
+    mcp_buffer_free(&why);
+}
+
 static int request(Host *h, const char *method, const Buf *params)
 {
     int r = exchange(h, method, params);
@@ -405,7 +419,7 @@ static int request(Host *h, const char *method, const Buf *params)
         log_msg("timed out after %lld ms waiting for the response to %s (id %lld)",
                 (long long)h->cfg->timeout_ms, method, id);
     else if (r == NO_ANSWER && id >= 0)
-        log_msg("the server closed the connection before answering %s (id %lld)", method, id);
+        log_ended(h, method, id);
     if (r < 0) {
         h->failed = h->stalled = 1;
         return -1;
@@ -801,10 +815,12 @@ static int do_resources_read(Host *h, const char *uri)
 /* Starting and stopping the server                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Starts the server: argv[0] looked up in PATH, its stderr as events. */
-static McpStatus spawn_server(const Config *cfg, McpTransport **t)
+/* Starts the server: argv[0] looked up in PATH, its stderr as events. The
+ * command is left in *cmd_out (the caller frees it), to say why a failed
+ * start failed. */
+static McpStatus spawn_server(const Config *cfg, McpCommand **cmd_out, McpTransport **t)
 {
-    McpCommand *cmd = mcp_command_new(cfg->command[0]);
+    McpCommand *cmd = *cmd_out = mcp_command_new(cfg->command[0]);
     if (!cmd)
         return MCP_STATUS_OUT_OF_MEMORY;
     McpStatus st = MCP_STATUS_OK;
@@ -818,9 +834,6 @@ static McpStatus spawn_server(const Config *cfg, McpTransport **t)
 #endif
     if (st == MCP_STATUS_OK)
         st = mcp_transport_spawn(cmd, flags, t);
-    int saved = errno;
-    mcp_command_free(cmd);
-    errno = saved;
     return st;
 }
 
@@ -1028,10 +1041,20 @@ int main(int argc, char **argv)
     size_t planned = 1 + (size_t)need_tools + cfg.n_calls + cfg.n_resources;
     Host h = {.cfg = &cfg, .waiting_id = -1, .last_id = -1, .exit_code = -1};
 
-    McpStatus st = spawn_server(&cfg, &h.t);
+    McpCommand *cmd = NULL;
+    McpStatus st = spawn_server(&cfg, &cmd, &h.t);
+    if (st == MCP_STATUS_SPAWN_FAILED) {
+        /* "cannot start `npx`: not found in PATH (searched: ...)" */
+        int code = errno;
+        McpBuffer why = {NULL, 0};
+        mcp_command_spawn_error(cmd, code, &why);
+        log_msg("%.*s", (int)why.len, why.len ? (const char *)why.data : "");
+        mcp_buffer_free(&why);
+    } else if (st != MCP_STATUS_OK) {
+        log_msg("cannot run %s: %s", cfg.command[0], mcp_status_str(st));
+    }
+    mcp_command_free(cmd);
     if (st != MCP_STATUS_OK) {
-        log_msg("cannot run %s: %s", cfg.command[0],
-                st == MCP_STATUS_SPAWN_FAILED ? strerror(errno) : mcp_status_str(st));
         printf("FAILED: 0/%zu expected responses received and checked\n", planned);
         return free_config(&cfg, demo_calls, 1);
     }

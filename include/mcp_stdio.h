@@ -136,6 +136,25 @@ static inline int mcp_stdio_crt_stdout_to_stderr(void) {
 #define MCP_TRANSPORT_MAX_POLL_HANDLES 5
 #endif
 
+/**
+ * `mcp_transport_request_with`'s flag: follow the request's progress. The
+ * transport puts a `progressToken` in the request's `params._meta` (merged
+ * into a `_meta` the params carry, made when they have none; params that
+ * are an array are refused with `MCP_STATUS_INVALID_PARAMS`) and gives
+ * each `notifications/progress` for it as an `MCP_EVENT_PROGRESS` event
+ * with the request's id, until the request ends.
+ */
+#define MCP_REQUEST_PROGRESS (1 << 0)
+
+/**
+ * `mcp_transport_request_with`'s flag: follow the request's progress (as
+ * `MCP_REQUEST_PROGRESS`) and let each notification whose `progress`
+ * value increases move the deadline to `timeout_ms` from then, never past
+ * `max_ms` after the request was sent (a value that does not increase is
+ * delivered and resets nothing).
+ */
+#define MCP_REQUEST_RESET_ON_PROGRESS (1 << 1)
+
 #if defined(MCP_STDIO_HAS_PROCESSES)
 /**
  * `mcp_transport_spawn` flag (Linux): the server is sent SIGKILL when the
@@ -223,8 +242,8 @@ enum McpStatus
    */
   MCP_STATUS_NULL_ARGUMENT = -1,
   /**
-   * An argument is out of range (a line limit of 0, unknown flag bits, a
-   * length above PTRDIFF_MAX). Nothing was done.
+   * An argument is out of range (a line limit of 0, a length above
+   * PTRDIFF_MAX, an unknown mode or request id). Nothing was done.
    */
   MCP_STATUS_INVALID_ARGUMENT = -2,
   /**
@@ -274,6 +293,28 @@ enum McpStatus
    * says how long it must be.
    */
   MCP_STATUS_BUFFER_TOO_SMALL = -12,
+  /**
+   * Params that are not a JSON object or array (JSON-RPC's rule; they
+   * are valid JSON, or `MCP_STATUS_INVALID_JSON` would say so). Nothing
+   * was done.
+   */
+  MCP_STATUS_INVALID_PARAMS = -13,
+  /**
+   * A text argument (a method, a reason, a message, a command's program,
+   * argument, variable or directory) is not valid UTF-8 where the library
+   * needs it to be (Windows, and JSON strings), or holds a NUL (C++ and
+   * Rust text). Nothing was done.
+   */
+  MCP_STATUS_INVALID_TEXT = -14,
+  /**
+   * Flag bits this library does not know. Nothing was done.
+   */
+  MCP_STATUS_UNKNOWN_FLAGS = -15,
+  /**
+   * The command's program is empty (`mcp_transport_spawn`). Nothing was
+   * started.
+   */
+  MCP_STATUS_EMPTY_PROGRAM = -16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -417,6 +458,16 @@ enum McpEventKind
    * `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.
    */
   MCP_EVENT_CLOSED = 7,
+  /**
+   * A `notifications/progress` for our request `request_id`, sent with
+   * `MCP_REQUEST_PROGRESS` (`mcp_transport_request_with`): its
+   * `progressToken` named the request. `data`/`len`: the line;
+   * `envelope`: its members (its `params` hold `progress`, `total`,
+   * `message`). With `MCP_REQUEST_RESET_ON_PROGRESS`, an increasing
+   * `progress` moved the request's deadline. Only while the request is
+   * pending; no transport gives these unless asked.
+   */
+  MCP_EVENT_PROGRESS = 8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -727,7 +778,7 @@ typedef struct McpEvent {
    */
   int32_t rpc_kind;
   /**
-   * `MCP_EVENT_RESPONSE`, `MCP_EVENT_REQUEST_TIMED_OUT`,
+   * `MCP_EVENT_RESPONSE`, `MCP_EVENT_PROGRESS`, `MCP_EVENT_REQUEST_TIMED_OUT`,
    * `MCP_EVENT_REQUEST_FAILED`: the id `mcp_transport_request` gave; -1 otherwise.
    */
   int64_t request_id;
@@ -790,7 +841,9 @@ void mcp_buffer_free(struct McpBuffer *buf);
  * host's working directory, `MCP_STDERR_EVENTS`.
  *
  * Returns a new command owned by the caller (free it with
- * `mcp_command_free`), or NULL when `program` is NULL or memory is short.
+ * `mcp_command_free`), or NULL when `program` is NULL (on Windows also
+ * when it is not valid UTF-8) or memory is short. An empty program is
+ * refused by `mcp_transport_spawn` (`MCP_STATUS_EMPTY_PROGRAM`).
  * Thread-safe.
  *
  * # Safety
@@ -803,7 +856,8 @@ struct McpCommand *mcp_command_new(const char *program);
 /**
  * Appends one argument (copied; any bytes but NUL).
  *
- * Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or arg NULL).
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or arg NULL) or,
+ * on Windows, `MCP_STATUS_INVALID_TEXT` (not valid UTF-8).
  *
  * # Safety
  * `cmd` is NULL or a live command; `arg` is NULL or NUL-terminated.
@@ -818,8 +872,9 @@ McpStatus mcp_command_arg(struct McpCommand *cmd,
  * what the mode gives; `value` NULL removes `name`. Later calls for the
  * same name win.
  *
- * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or name NULL) or
- * `MCP_STATUS_INVALID_ARGUMENT` (`name` empty or containing `=`).
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or name NULL),
+ * `MCP_STATUS_INVALID_ARGUMENT` (`name` empty or containing `=`) or, on
+ * Windows, `MCP_STATUS_INVALID_TEXT` (not valid UTF-8).
  *
  * # Safety
  * `cmd` is NULL or a live command; `name` and `value` are NULL or
@@ -851,7 +906,8 @@ McpStatus mcp_command_env_mode(struct McpCommand *cmd,
  * `MCP_STATUS_SPAWN_FAILED` with `errno` ENOENT). A relative program path
  * is found from there (see `mcp_command_new`).
  *
- * Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or dir NULL).
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or dir NULL) or,
+ * on Windows, `MCP_STATUS_INVALID_TEXT` (not valid UTF-8).
  *
  * # Safety
  * `cmd` is NULL or a live command; `dir` is NULL or NUL-terminated.
@@ -885,6 +941,32 @@ McpStatus mcp_command_stderr(struct McpCommand *cmd,
 void mcp_command_free(struct McpCommand *cmd);
 #endif
 
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/**
+ * Why `cmd` could not be started, in words naming the program, from the
+ * code that came with `MCP_STATUS_SPAWN_FAILED` (`errno`; on Windows
+ * `GetLastError()`): "cannot start `npx`: not found in PATH (searched:
+ * /usr/local/bin, /usr/bin, /bin)" (the `PATH` the server would get, or
+ * the host's when it gets none), "cannot start `server`: working
+ * directory `/srv/x`: No such file or directory (os error 2)", "cannot
+ * start `./server.py`: Permission denied (os error 13)". Read it right
+ * after the failed spawn: it looks at the command and the file system
+ * again. Valid UTF-8, not NUL-terminated.
+ *
+ * Writes the text to `*out` (free it with `mcp_buffer_free`). Returns
+ * `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL). (The
+ * text is allocated as Rust allocates: should that fail, the process
+ * aborts.) Thread-safe (`cmd` is only read).
+ *
+ * # Safety
+ * `cmd` is NULL or a live command; `out` is NULL or points to a writable
+ * `McpBuffer`.
+ */
+McpStatus mcp_command_spawn_error(const struct McpCommand *cmd,
+                                  int32_t os_error,
+                                  struct McpBuffer *out);
+#endif
+
 /**
  * Encodes one JSON text as one line for the stdio transport: validated (RFC
  * 8259, UTF-8), compact (no whitespace outside strings), ending in exactly
@@ -896,8 +978,9 @@ void mcp_command_free(struct McpCommand *cmd);
  * (free it with `mcp_buffer_free`); or, leaving `*out` untouched:
  * `MCP_STATUS_NULL_ARGUMENT` (out NULL, or json NULL with `len` > 0),
  * `MCP_STATUS_INVALID_JSON` (not exactly one JSON text, not UTF-8, empty —
- * `(NULL, 0)` included), `MCP_STATUS_INVALID_ARGUMENT` (unknown flag bits, or
- * `len` > PTRDIFF_MAX) or `MCP_STATUS_OUT_OF_MEMORY`. `json` is not kept.
+ * `(NULL, 0)` included), `MCP_STATUS_UNKNOWN_FLAGS`,
+ * `MCP_STATUS_INVALID_ARGUMENT` (`len` > PTRDIFF_MAX) or
+ * `MCP_STATUS_OUT_OF_MEMORY`. `json` is not kept.
  * Thread-safe: it touches no shared state.
  *
  * # Safety
@@ -918,8 +1001,9 @@ McpStatus mcp_encode(const uint8_t *json,
  * the line needs in `*out_len` (`out`'s bytes are then unspecified: the
  * encoder may have written some); `MCP_STATUS_NULL_ARGUMENT` (out_len
  * NULL, json NULL with `len` > 0, out NULL with `cap` > 0),
- * `MCP_STATUS_INVALID_JSON`, `MCP_STATUS_INVALID_ARGUMENT` (unknown flag
- * bits, `len` or `cap` > PTRDIFF_MAX), with `*out_len` 0. `json` and `out`
+ * `MCP_STATUS_INVALID_JSON`, `MCP_STATUS_UNKNOWN_FLAGS`,
+ * `MCP_STATUS_INVALID_ARGUMENT` (`len` or `cap` > PTRDIFF_MAX), with
+ * `*out_len` 0. `json` and `out`
  * must not overlap. Thread-safe: it touches no shared state.
  *
  * # Safety
@@ -1074,7 +1158,7 @@ McpStatus mcp_line_reader_set_max_line_len(struct McpLineReader *reader,
  * taken from then on.
  *
  * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (reader NULL),
- * `MCP_STATUS_INVALID_ARGUMENT` (unknown bits; nothing changed) or `MCP_STATUS_POISONED`.
+ * `MCP_STATUS_UNKNOWN_FLAGS` (unknown bits; nothing changed) or `MCP_STATUS_POISONED`.
  *
  * # Safety
  * `reader` is NULL or a live reader, not used by another thread during the call.
@@ -1447,8 +1531,8 @@ McpStatus mcp_transport_next_event(struct McpTransport *t,
  * Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
  * `mcp_transport_free`), or, with nothing created and the descriptors not
  * taken (the caller still owns them, flags unchanged):
- * `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
- * negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
+ * `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_UNKNOWN_FLAGS`,
+ * `MCP_STATUS_INVALID_ARGUMENT` (a negative descriptor), `MCP_STATUS_IO_ERROR` (a
  * descriptor is not open, or no descriptor was left for the wake-up:
  * `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only;
  * on Windows, `mcp_transport_open_handles`.
@@ -1516,8 +1600,8 @@ McpStatus mcp_transport_poll_fds(struct McpTransport *t,
  *
  * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
  * changed (the handles still the caller's): `MCP_STATUS_NULL_ARGUMENT`
- * (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a handle NULL or
- * `INVALID_HANDLE_VALUE`, or an unknown flag), `MCP_STATUS_OUT_OF_MEMORY`;
+ * (out NULL), `MCP_STATUS_UNKNOWN_FLAGS`, `MCP_STATUS_INVALID_ARGUMENT`
+ * (a handle NULL or `INVALID_HANDLE_VALUE`), `MCP_STATUS_OUT_OF_MEMORY`;
  * or `MCP_STATUS_IO_ERROR` (a thread or an event could not be made;
  * `GetLastError()` says why), after which owned handles were closed.
  * Thread-safe. Windows only.
@@ -1687,9 +1771,10 @@ McpStatus mcp_transport_send(struct McpTransport *t,
  * 0: no deadline.
  *
  * Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (method
- * NULL), `MCP_STATUS_INVALID_ARGUMENT` (method not UTF-8; params valid JSON
- * but not an object or array; ids exhausted), `MCP_STATUS_INVALID_JSON`
- * (params not one JSON text). A refused request uses no id and writes
+ * NULL), `MCP_STATUS_INVALID_TEXT` (method not UTF-8),
+ * `MCP_STATUS_INVALID_PARAMS` (params valid JSON but not an object or
+ * array), `MCP_STATUS_INVALID_ARGUMENT` (ids exhausted),
+ * `MCP_STATUS_INVALID_JSON` (params not one JSON text). A refused request uses no id and writes
  * nothing to `*id`. Any thread.
  *
  * # Safety
@@ -1703,6 +1788,31 @@ McpStatus mcp_transport_request(struct McpTransport *t,
                                 size_t params_len,
                                 uint32_t timeout_ms,
                                 int64_t *id);
+
+/**
+ * `mcp_transport_request` with options: `flags`, a bitwise OR of
+ * `MCP_REQUEST_PROGRESS` and `MCP_REQUEST_RESET_ON_PROGRESS` (0: the same
+ * as `mcp_transport_request`), and `max_ms`, the hard maximum (0: none):
+ * the request times out `max_ms` after it is sent at the latest, whatever
+ * the progress. A long tool call that reports progress every second then
+ * outlives a short `timeout_ms`, and still ends at `max_ms`.
+ *
+ * Returns as `mcp_transport_request`, and `MCP_STATUS_UNKNOWN_FLAGS`,
+ * `MCP_STATUS_INVALID_PARAMS` (with progress: params that are an array, a
+ * `_meta` that is not an object or already holds a `progressToken`).
+ * Any thread.
+ *
+ * # Safety
+ * As `mcp_transport_request`.
+ */
+McpStatus mcp_transport_request_with(struct McpTransport *t,
+                                     const char *method,
+                                     const uint8_t *params,
+                                     size_t params_len,
+                                     uint32_t timeout_ms,
+                                     uint32_t flags,
+                                     uint32_t max_ms,
+                                     int64_t *id);
 
 /**
  * Queues the notification
@@ -1749,8 +1859,8 @@ McpStatus mcp_transport_respond(struct McpTransport *t,
  * build the message yourself and use `mcp_transport_send`.
  *
  * Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (message
- * NULL), `MCP_STATUS_INVALID_ARGUMENT` (`id` not a JSON string or number;
- * message not UTF-8). Any thread.
+ * NULL), `MCP_STATUS_INVALID_ARGUMENT` (`id` not a JSON string or
+ * number), `MCP_STATUS_INVALID_TEXT` (message not UTF-8). Any thread.
  *
  * # Safety
  * `t` is NULL or a live transport; `id` is NULL or points to `id_len`
@@ -1772,7 +1882,8 @@ McpStatus mcp_transport_respond_error(struct McpTransport *t,
  * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL),
  * `MCP_STATUS_INVALID_ARGUMENT` (`id` is not a pending request of ours:
  * unknown, answered, timed out, cancelled; or it is an `initialize`, which
- * MCP forbids cancelling; or reason is not UTF-8), `MCP_STATUS_CLOSED`,
+ * MCP forbids cancelling), `MCP_STATUS_INVALID_TEXT` (reason not UTF-8),
+ * `MCP_STATUS_CLOSED`,
  * `MCP_STATUS_OUT_OF_MEMORY` or `MCP_STATUS_POISONED`; nothing is sent but
  * on `MCP_STATUS_OK`. Any thread.
  *
@@ -1899,13 +2010,15 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  *
  * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
  * started and nothing left behind (no process, no descriptor):
- * `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_INVALID_ARGUMENT`
- * (an unknown flag, or one meaning nothing here; on Windows also an
- * argument a batch file cannot be given safely), `MCP_STATUS_SPAWN_FAILED`
- * (`errno` says why: ENOENT for a program not found or a missing working
- * directory, EACCES, E2BIG, EMFILE...; on Windows `GetLastError()`:
- * `ERROR_FILE_NOT_FOUND` (2), `ERROR_DIRECTORY` (267), ...),
- * `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe (`cmd` is only read).
+ * `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_UNKNOWN_FLAGS`,
+ * `MCP_STATUS_INVALID_ARGUMENT` (a flag meaning nothing here; an
+ * environment name empty or holding `=`; on Windows also an argument a
+ * batch file cannot be given safely), `MCP_STATUS_EMPTY_PROGRAM`,
+ * `MCP_STATUS_SPAWN_FAILED` (`errno` says why: ENOENT for a program not
+ * found or a missing working directory, EACCES, E2BIG, EMFILE...; on
+ * Windows `GetLastError()`: `ERROR_FILE_NOT_FOUND` (2), `ERROR_DIRECTORY`
+ * (267), ...; `mcp_command_spawn_error` says it in words, naming the
+ * program and the `PATH` searched), `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe (`cmd` is only read).
  *
  * macOS and the BSDs: nothing ends the server when the host dies (there
  * is no `PR_SET_PDEATHSIG` and no job): free the transport before the
@@ -1983,7 +2096,7 @@ McpStatus mcp_transport_stderr_tail(const struct McpTransport *t,
  *
  * Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
  * changed: `MCP_STATUS_NULL_ARGUMENT` (out NULL),
- * `MCP_STATUS_INVALID_ARGUMENT` (a flag other than
+ * `MCP_STATUS_UNKNOWN_FLAGS` (a flag other than
  * `MCP_TRANSPORT_GUARD_STDOUT`), `MCP_STATUS_IO_ERROR` (descriptor 0 or 1
  * is not open, or no descriptor is left; `errno` says why),
  * `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe, but descriptor 1 is process

@@ -112,7 +112,7 @@
 //     exception, use try_send, try_request, try_notify, try_respond,
 //     try_respond_error: they return Status::Ok, WouldBlock or Closed (and
 //     still throw for the rest). Text arguments (method, message, reason)
-//     holding a NUL throw mcp::Error(InvalidArgument): the C API takes them
+//     holding a NUL throw mcp::Error(InvalidText): the C API takes them
 //     NUL-terminated (they are copied, so a view need not be).
 //   - Never thrown (not errors): "no complete line yet" is next() == std::nullopt;
 //     WouldBlock and EndOfStream are read_fd() results; "no event in time"
@@ -192,6 +192,10 @@ enum class Status : std::int32_t {
     Closed = MCP_STATUS_CLOSED,             // the transport is closing or closed
     SpawnFailed = MCP_STATUS_SPAWN_FAILED,  // Transport::spawn; Error::os_error() has the errno
     BufferTooSmall = MCP_STATUS_BUFFER_TOO_SMALL, // mcp_encode_to: the length needed is returned
+    InvalidParams = MCP_STATUS_INVALID_PARAMS,    // params not a JSON object or array
+    InvalidText = MCP_STATUS_INVALID_TEXT,        // a NUL in a text (or not UTF-8)
+    UnknownFlags = MCP_STATUS_UNKNOWN_FLAGS,      // flag bits the library does not know
+    EmptyProgram = MCP_STATUS_EMPTY_PROGRAM,      // Transport::spawn of Command("")
 };
 
 namespace detail {
@@ -207,6 +211,10 @@ public:
         switch (ev) {
         case MCP_STATUS_NULL_ARGUMENT:
         case MCP_STATUS_INVALID_ARGUMENT:
+        case MCP_STATUS_INVALID_PARAMS:
+        case MCP_STATUS_INVALID_TEXT:
+        case MCP_STATUS_UNKNOWN_FLAGS:
+        case MCP_STATUS_EMPTY_PROGRAM:
             return std::make_error_condition(std::errc::invalid_argument);
         case MCP_STATUS_OUT_OF_MEMORY:
             return std::make_error_condition(std::errc::not_enough_memory);
@@ -245,6 +253,15 @@ public:
     /// what() is "where: <strerror> (errno N): <description of s>".
     Error(Status s, const char *where, std::error_code os_error)
         : std::system_error(make_error_code(s), describe(where, os_error)), os_error_(os_error) {}
+
+    /// With a text of the library's own that says what went wrong (a
+    /// spawn's "cannot start `npx`: not found in PATH (searched: ...)"):
+    /// what() is "text: <description of s>"; os_error() as given.
+    static Error with_text(Status s, const std::string &text, std::error_code os_error) {
+        Error e(s, text.c_str());
+        e.os_error_ = os_error;
+        return e;
+    }
 
     /// The status the library returned.
     Status status() const noexcept { return static_cast<Status>(code().value()); }
@@ -384,6 +401,20 @@ enum class StdioFlags : std::uint32_t {
 MCP_STDIO_HPP_FLAG_OPS(StdioFlags)
 #endif
 
+/// Flags of Transport::request_with; combine with |.
+enum class RequestFlags : std::uint32_t {
+    None = 0,
+    /// Follow the request's progress: a progressToken in its params._meta
+    /// (merged into the _meta the params carry), its notifications/progress
+    /// as EventKind::Progress events with its id.
+    Progress = MCP_REQUEST_PROGRESS,
+    /// Follow it, and let each increase of its progress move the deadline
+    /// to the timeout from then, never past the hard maximum.
+    ResetOnProgress = MCP_REQUEST_RESET_ON_PROGRESS,
+};
+
+MCP_STDIO_HPP_FLAG_OPS(RequestFlags)
+
 #undef MCP_STDIO_HPP_FLAG_OPS
 
 // ---------------------------------------------------------------------------
@@ -521,7 +552,7 @@ public:
     }
 
     /// Replaces the flags (ReaderFlags::None for none); they apply to the lines
-    /// taken from then on. Throws mcp::Error(InvalidArgument) for unknown bits.
+    /// taken from then on. Throws mcp::Error(UnknownFlags) for unknown bits.
     void set_flags(ReaderFlags flags) {
         detail::check(mcp_line_reader_set_flags(handle_, static_cast<std::uint32_t>(flags)),
                       "mcp::LineReader::set_flags");
@@ -741,9 +772,12 @@ private:
 };
 
 // The text argument `s` for the C API: a NUL inside it would cut it short
-// there, so it is refused (mcp::Error(InvalidArgument)) instead.
+// there, so it is refused (mcp::Error(InvalidText)) instead.
 inline CString c_text(std::string_view s, const char *where) {
-    if (s.find('\0') != std::string_view::npos) throw Error(Status::InvalidArgument, where);
+    if (s.find('\0') != std::string_view::npos) {
+        const std::string full = std::string(where) + ": a NUL inside the text";
+        throw Error(Status::InvalidText, full.c_str());
+    }
     return CString(s);
 }
 
@@ -844,6 +878,11 @@ enum class EventKind : std::int32_t {
     Stderr = MCP_EVENT_STDERR,
     /// The transport is closed: always the last event, given once.
     Closed = MCP_EVENT_CLOSED,
+    /// A notifications/progress for our request request_id(), sent with
+    /// RequestFlags::Progress (Transport::request_with): data() the line,
+    /// envelope() its members. With RequestFlags::ResetOnProgress an
+    /// increasing progress moved the request's deadline.
+    Progress = MCP_EVENT_PROGRESS,
 };
 
 /// Why a transport ended (Transport::end_reason): mcp_stdio.h's
@@ -1043,8 +1082,8 @@ enum class StderrMode : std::int32_t {
 /// exited, spawn it again); the transports do not depend on it afterwards.
 /// A moved-from command is empty (operator bool false): its setters throw
 /// mcp::Error(NullArgument), and so does spawning it. One thread at a time.
-/// Text arguments holding a NUL throw mcp::Error(InvalidArgument) (the C
-/// API takes NUL-terminated text; everything is copied).
+/// Text arguments holding a NUL throw mcp::Error(InvalidText) (the C API
+/// takes NUL-terminated text; everything is copied).
 class Command {
 public:
     /// Runs `program`: a name looked up in the PATH the server will get
@@ -1054,8 +1093,8 @@ public:
     /// server's working directory (cwd()), as `cd dir && program`. No
     /// arguments, EnvMode::Default, the host's working directory,
     /// StderrMode::Events. Whether the program exists is found out by
-    /// Transport::spawn. Throws std::bad_alloc, mcp::Error(InvalidArgument)
-    /// for a NUL in `program`.
+    /// Transport::spawn. Throws std::bad_alloc, mcp::Error(InvalidText) for
+    /// a NUL in `program`.
     explicit Command(std::string_view program)
         : handle_(mcp_command_new(detail::c_text(program, "mcp::Command").c_str())) {
         if (handle_ == nullptr) throw std::bad_alloc();
@@ -1117,8 +1156,8 @@ public:
 
     /// Sets the variable `name` to `value` in the server's environment,
     /// over what the mode gives; later calls for the same name win. Throws
-    /// mcp::Error(InvalidArgument): `name` empty or holding '=' (or a NUL
-    /// in either).
+    /// mcp::Error(InvalidArgument): `name` empty or holding '='
+    /// (mcp::Error(InvalidText): a NUL in either).
     Command &env(std::string_view name, std::string_view value) & {
         const detail::CString n = detail::c_text(name, "mcp::Command::env");
         const detail::CString v = detail::c_text(value, "mcp::Command::env");
@@ -1207,8 +1246,8 @@ public:
     /// twice), made non-blocking; next_event does the I/O. Writes never
     /// raise SIGPIPE. It owns and closes the descriptors, unless `flags`
     /// has TransportFlags::BorrowFds. POSIX only.
-    /// Throws mcp::Error(InvalidArgument) (a negative descriptor, unknown
-    /// flags), mcp::Error(IoError) with os_error() = errno (a descriptor is
+    /// Throws mcp::Error(InvalidArgument) (a negative descriptor),
+    /// mcp::Error(UnknownFlags), mcp::Error(IoError) with os_error() = errno (a descriptor is
     /// not open, no descriptor left for the wake-up), std::bad_alloc; then
     /// nothing was taken: the caller still owns the descriptors, unchanged.
     [[nodiscard]] static Transport open_fds(int read_fd, int write_fd,
@@ -1235,7 +1274,7 @@ public:
     /// and written by a thread each; with GuardStdout the standard output
     /// handle and the C runtime's descriptor 1 (this header's code, so your
     /// runtime's) are pointed at stderr.
-    /// Throws mcp::Error(InvalidArgument) (unknown flags), mcp::Error(IoError)
+    /// Throws mcp::Error(UnknownFlags), mcp::Error(IoError)
     /// with os_error() = errno (descriptor 0 or 1 not open, no descriptor
     /// left), std::bad_alloc; then nothing was changed.
     [[nodiscard]] static Transport open_stdio(StdioFlags flags = StdioFlags::None) {
@@ -1274,9 +1313,12 @@ public:
     ///   earlier close's schedule) and waits: at most about twice the
     ///   grace. The server is always reaped.
     /// Throws mcp::Error(SpawnFailed) with os_error() = why (ENOENT: no such
-    /// program or working directory; EACCES, E2BIG, EMFILE...),
+    /// program or working directory; EACCES, E2BIG, EMFILE...) and a what()
+    /// that names the program ("cannot start `npx`: not found in PATH
+    /// (searched: ...)"),
     /// mcp::Error(InvalidArgument) (SpawnFlags::KillOnHostExit off Linux),
-    /// mcp::Error(NullArgument) (an empty command), std::bad_alloc; then
+    /// mcp::Error(EmptyProgram) (Command("")), mcp::Error(NullArgument)
+    /// (an empty command), std::bad_alloc; then
     /// nothing was started and nothing is left behind. Thread-safe (`cmd`
     /// is only read). Windows: in a Job Object instead of a process group,
     /// the program found with PATHEXT, a .cmd run through cmd.exe with its
@@ -1287,6 +1329,17 @@ public:
         const McpStatus st =
             mcp_transport_spawn(cmd.native_handle(), static_cast<std::uint32_t>(flags), &raw);
         const int os_errno = detail::last_os_error();
+        if (st == MCP_STATUS_SPAWN_FAILED) {
+            // "cannot start `npx`: not found in PATH (searched: ...)".
+            McpBuffer b{nullptr, 0};
+            std::string why = "mcp::Transport::spawn";
+            if (mcp_command_spawn_error(cmd.native_handle(), os_errno, &b) == MCP_STATUS_OK) {
+                why += ": " + std::string(reinterpret_cast<const char *>(b.data), b.len);
+                mcp_buffer_free(&b);
+            }
+            throw Error::with_text(Status::SpawnFailed, why,
+                                   std::error_code(os_errno, std::system_category()));
+        }
         detail::check(st, "mcp::Transport::spawn", os_errno);
         return Transport(raw);
     }
@@ -1438,6 +1491,26 @@ public:
         detail::send_check(mcp_transport_request(handle_, m.c_str(), detail::bytes(params),
                                                  params.size(), detail::ms_u32(timeout), &id),
                            "mcp::Transport::request", handle_);
+        return id;
+    }
+
+    /// As request, with RequestFlags (progress followed, and maybe the
+    /// timeout reset by it) and the hard maximum `max` (0: none): the
+    /// request times out `max` after it was sent at the latest, whatever
+    /// its progress. Throws as request, and mcp::Error(InvalidParams) when
+    /// progress is followed and params is an array (or its _meta is not an
+    /// object, or already holds a progressToken).
+    std::int64_t request_with(std::string_view method, std::string_view params,
+                              std::chrono::milliseconds timeout, RequestFlags flags,
+                              std::chrono::milliseconds max = std::chrono::milliseconds(0)) {
+        const detail::CString m = detail::c_text(method, "mcp::Transport::request_with");
+        std::int64_t id = -1;
+        detail::send_check(
+            mcp_transport_request_with(handle_, m.c_str(), detail::bytes(params), params.size(),
+                                       detail::ms_u32(timeout),
+                                       static_cast<std::uint32_t>(flags), detail::ms_u32(max),
+                                       &id),
+            "mcp::Transport::request_with", handle_);
         return id;
     }
 
@@ -1732,6 +1805,7 @@ inline std::string_view to_string(EventKind k) noexcept {
     case EventKind::Invalid: return "Invalid";
     case EventKind::Stderr: return "Stderr";
     case EventKind::Closed: return "Closed";
+    case EventKind::Progress: return "Progress";
     }
     return "EventKind(?)";
 }

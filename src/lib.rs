@@ -102,11 +102,11 @@ pub mod ffi;
 pub use encode::{encode, encode_ascii, encode_bound, encode_into, encode_to_slice, EncodeOptions};
 pub use end_reason::{EndReason, ServerExit};
 pub use envelope::{envelope, json_string_eq, Envelope};
-pub use error::{Error, ServerExitReport};
+pub use error::{Error, ServerExitReport, SpawnCause, SpawnError};
 pub use message::{Message, RpcKind};
 pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
 pub use simd::{force_simd_level, simd_level, SimdLevel};
-pub use transport::{Event, InvalidKind, Transport};
+pub use transport::{Event, InvalidKind, RequestOptions, Transport};
 
 pub use connection::{Connection, Sender, DROP_GRACE};
 #[cfg(os_io)]

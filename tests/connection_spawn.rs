@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use common::*;
 #[cfg(target_os = "linux")]
 use fd_census::Descriptors;
-use mcp_stdio::{Command, Connection, EnvMode, Error, Event, InvalidKind, StderrMode};
+use mcp_stdio::{Command, Connection, EnvMode, Error, Event, InvalidKind, SpawnCause, StderrMode};
 
 static PROCESS: RwLock<()> = RwLock::new(());
 
@@ -670,30 +670,86 @@ fn spawn_failures_say_why() {
         Err(e) => e,
         Ok(conn) => panic!("{cmd:?} spawned: pid {:?}", conn.pid()),
     };
+    let spawn_failure = |cmd: &Command| match spawn_err(cmd) {
+        Error::SpawnFailed(failure) => *failure,
+        other => panic!("{cmd:?}: want SpawnFailed, got {other:?}"),
+    };
+    let dir = TempDir::new();
     let missing = unique("mcp-stdio-no-such-program");
+    // A name looked up in the PATH the server gets: the directories named.
+    let mut cmd = Command::new(&missing);
+    let path = format!("{}:/nonexistent/bin", dir.0.display());
+    cmd.env("PATH", &path);
+    let failure = spawn_failure(&cmd);
+    assert_eq!(failure.code, libc::ENOENT);
     assert_eq!(
-        spawn_err(&Command::new(&missing)),
-        Error::SpawnFailed(libc::ENOENT)
+        failure.cause,
+        SpawnCause::NotInPath(vec![dir.0.clone(), PathBuf::from("/nonexistent/bin")])
     );
     assert_eq!(
-        spawn_err(&Command::new(format!("/nonexistent/{missing}"))),
-        Error::SpawnFailed(libc::ENOENT)
+        failure.to_string(),
+        format!(
+            "cannot start `{missing}`: not found in PATH (searched: {}, /nonexistent/bin)",
+            dir.0.display()
+        )
     );
+    // A path: the system's word, no PATH.
+    let failure = spawn_failure(&Command::new(format!("/nonexistent/{missing}")));
+    assert_eq!(
+        (failure.code, &failure.cause),
+        (libc::ENOENT, &SpawnCause::Os)
+    );
+    assert_eq!(
+        failure.to_string(),
+        format!("cannot start `/nonexistent/{missing}`: No such file or directory (os error 2)")
+    );
+    // A working directory that is missing: named as the cause.
     let mut cmd = Command::new("true");
     cmd.current_dir(format!("/nonexistent/{missing}"));
-    assert_eq!(spawn_err(&cmd), Error::SpawnFailed(libc::ENOENT));
+    let failure = spawn_failure(&cmd);
+    assert_eq!(failure.code, libc::ENOENT);
+    assert_eq!(
+        failure.cause,
+        SpawnCause::WorkingDirectory(PathBuf::from(format!("/nonexistent/{missing}")))
+    );
+    assert!(
+        failure.to_string().starts_with(&format!(
+            "cannot start `true`: working directory `/nonexistent/{missing}`: "
+        )),
+        "{failure}"
+    );
     // A file that is not executable.
-    let dir = TempDir::new();
     let script = dir.0.join("not-executable");
     std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    let failure = spawn_failure(&Command::new(&script));
     assert_eq!(
-        spawn_err(&Command::new(&script)),
-        Error::SpawnFailed(libc::EACCES)
+        (failure.code, &failure.cause),
+        (libc::EACCES, &SpawnCause::Os)
+    );
+    assert_eq!(
+        spawn_err(&Command::new(&script)).os_code(),
+        Some(libc::EACCES)
     );
     // The name of a program not in the PATH the server gets.
     let mut cmd = Command::new("sh");
     cmd.env("PATH", dir.0.as_os_str());
-    assert_eq!(spawn_err(&cmd), Error::SpawnFailed(libc::ENOENT));
+    let failure = spawn_failure(&cmd);
+    assert_eq!(failure.cause, SpawnCause::NotInPath(vec![dir.0.clone()]));
+    // An empty program, a NUL, a bad variable name: each its own error.
+    assert_eq!(spawn_err(&Command::new("")), Error::EmptyProgram);
+    assert_eq!(
+        spawn_err(&Command::new("")).to_string(),
+        "the program to start is empty"
+    );
+    let mut cmd = Command::new("true");
+    cmd.arg("a\0b");
+    assert_eq!(spawn_err(&cmd), Error::InvalidText);
+    let mut cmd = Command::new("true");
+    cmd.env("NAME", "a\0b");
+    assert_eq!(spawn_err(&cmd), Error::InvalidText);
+    let mut cmd = Command::new("true");
+    cmd.env("A=B", "c");
+    assert_eq!(spawn_err(&cmd), Error::InvalidArgument);
 }
 
 // ---------------------------------------------------------------------------
@@ -775,12 +831,12 @@ fn two_hundred_spawns_leave_no_descriptor_and_no_zombie() {
     // Failed spawns leave nothing behind either.
     for _ in 0..50 {
         let missing = Connection::spawn(&Command::new("/nonexistent/program"));
-        assert_eq!(missing.err(), Some(Error::SpawnFailed(libc::ENOENT)));
+        assert_eq!(missing.err().and_then(|e| e.os_code()), Some(libc::ENOENT));
         let mut cmd = Command::new("true");
         cmd.current_dir("/nonexistent/dir");
         assert_eq!(
-            Connection::spawn(&cmd).err(),
-            Some(Error::SpawnFailed(libc::ENOENT))
+            Connection::spawn(&cmd).err().and_then(|e| e.os_code()),
+            Some(libc::ENOENT)
         );
     }
     println!(

@@ -504,7 +504,7 @@ fn hosts_report_a_server_that_cannot_start() {
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("cannot run /nonexistent/mcp-server"),
+            stderr.contains("cannot start `/nonexistent/mcp-server`: No such file or directory"),
             "{report}"
         );
     }
@@ -593,7 +593,7 @@ fn readme_host_calls_a_tool() {
     assert_eq!(line["error"]["code"], -32602);
 
     let missing = call_tool(&["/nonexistent/mcp-server"], "echo", "{}");
-    assert_eq!(missing.unwrap_err(), Error::SpawnFailed(libc::ENOENT));
+    assert_eq!(missing.unwrap_err().os_code(), Some(libc::ENOENT));
 }
 
 /// Both Rust hosts against the Rust server (`examples/server.rs`): the demo

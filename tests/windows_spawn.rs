@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcp_stdio::{Command, Connection, Error, StderrMode};
+use mcp_stdio::{Command, Connection, Error, SpawnCause, StderrMode};
 
 /// The test server, or a failure that says how to get it.
 fn misbehave() -> PathBuf {
@@ -303,13 +303,28 @@ fn a_program_not_found() {
     let mut cmd = Command::new("no-such-server-anywhere");
     cmd.env("PATH", &dir);
     match Connection::spawn(&cmd) {
-        Err(Error::SpawnFailed(2)) => {}
+        Err(Error::SpawnFailed(failure)) if failure.code == 2 => {
+            assert_eq!(failure.cause, SpawnCause::NotInPath(vec![dir.clone()]));
+            assert_eq!(
+                failure.to_string(),
+                format!(
+                    "cannot start `no-such-server-anywhere`: not found in PATH (searched: {})",
+                    dir.display()
+                )
+            );
+        }
         other => panic!("expected SpawnFailed(ERROR_FILE_NOT_FOUND), got {other:?}"),
     }
     match Connection::spawn(&Command::new(dir.join("missing.exe"))) {
-        Err(Error::SpawnFailed(2)) => {}
+        Err(Error::SpawnFailed(failure)) if failure.code == 2 => {
+            assert_eq!(failure.cause, SpawnCause::Os);
+        }
         other => panic!("expected SpawnFailed(ERROR_FILE_NOT_FOUND), got {other:?}"),
     }
+    assert_eq!(
+        Connection::spawn(&Command::new("")).err(),
+        Some(Error::EmptyProgram)
+    );
 }
 
 #[test]

@@ -497,8 +497,9 @@ func sameObject(r io.Reader, w io.Writer) bool {
 //     server ended by itself, an error wrapping ErrClosed (match it with
 //     errors.Is) that says how: a *ServerExitedError (errors.As) when it
 //     exited, ErrStdoutClosed when it closed its stdout and lives on;
-//   - a *StatusError (ErrInvalidArgument: method not UTF-8 or holding a NUL
-//     byte, params not an object or array; ErrInvalidJSON: params not JSON),
+//   - a *StatusError (ErrInvalidText: method not UTF-8 or holding a NUL
+//     byte; ErrInvalidParams: params not an object or array; both also
+//     match ErrInvalidArgument; ErrInvalidJSON: params not JSON),
 //     or the marshalling error of params; nothing was sent then.
 func (c *Conn) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
@@ -1241,7 +1242,7 @@ func cString(s string) []byte {
 // cMethod is a method name for the library: no NUL inside.
 func cMethod(method string) ([]byte, error) {
 	if strings.IndexByte(method, 0) >= 0 {
-		return nil, ErrInvalidArgument
+		return nil, ErrInvalidText
 	}
 	return cString(method), nil
 }

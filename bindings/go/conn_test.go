@@ -368,17 +368,25 @@ func TestConnInvalidArguments(t *testing.T) {
 		params any
 		want   error
 	}{
-		{"a\x00b", nil, mcpstdio.ErrInvalidArgument},
+		{"a\x00b", nil, mcpstdio.ErrInvalidText},
 		{"m", json.RawMessage(`[1`), mcpstdio.ErrInvalidJSON},
-		{"m", json.RawMessage(`3`), mcpstdio.ErrInvalidArgument},
-		{"m", "text", mcpstdio.ErrInvalidArgument},
-		{"\xff", nil, mcpstdio.ErrInvalidArgument},
+		{"m", json.RawMessage(`3`), mcpstdio.ErrInvalidParams},
+		{"m", "text", mcpstdio.ErrInvalidParams},
+		{"\xff", nil, mcpstdio.ErrInvalidText},
 	} {
 		if _, err := c.Request(ctx, tc.method, tc.params); !errors.Is(err, tc.want) {
 			t.Errorf("Request(%q, %v) = %v, want %v", tc.method, tc.params, err, tc.want)
 		}
-		if err := c.Notify(ctx, tc.method, tc.params); !errors.Is(err, tc.want) {
+		err := c.Notify(ctx, tc.method, tc.params)
+		if !errors.Is(err, tc.want) {
 			t.Errorf("Notify(%q, %v) = %v, want %v", tc.method, tc.params, err, tc.want)
+		}
+		// The narrower statuses still match what they were before.
+		if tc.want != mcpstdio.ErrInvalidJSON && !errors.Is(err, mcpstdio.ErrInvalidArgument) {
+			t.Errorf("Notify(%q, %v) = %v, not an ErrInvalidArgument", tc.method, tc.params, err)
+		}
+		if tc.want == mcpstdio.ErrInvalidJSON && errors.Is(err, mcpstdio.ErrInvalidArgument) {
+			t.Errorf("Notify(%q, %v) = %v, an ErrInvalidArgument", tc.method, tc.params, err)
 		}
 	}
 	var ue *json.UnsupportedTypeError

@@ -25,10 +25,28 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("mcpstdio: %s (status %d)", e.Msg, e.Code)
 }
 
-// Is reports whether target is a *StatusError with the same Code.
+// Is reports whether target is a *StatusError with the same Code. The
+// statuses that narrow "an argument is wrong" (ErrInvalidParams,
+// ErrInvalidText, ErrUnknownFlags, ErrEmptyProgram) also match
+// ErrInvalidArgument, which they were before they had codes of their own.
 func (e *StatusError) Is(target error) bool {
 	t, ok := target.(*StatusError)
-	return ok && t.Code == e.Code
+	if !ok {
+		return false
+	}
+	if t.Code == e.Code {
+		return true
+	}
+	return t.Code == C.MCP_STATUS_INVALID_ARGUMENT && narrowsInvalidArgument(e.Code)
+}
+
+func narrowsInvalidArgument(code int) bool {
+	switch code {
+	case C.MCP_STATUS_INVALID_PARAMS, C.MCP_STATUS_INVALID_TEXT,
+		C.MCP_STATUS_UNKNOWN_FLAGS, C.MCP_STATUS_EMPTY_PROGRAM:
+		return true
+	}
+	return false
 }
 
 // The error statuses of the C library, for use with [errors.Is].
@@ -42,6 +60,12 @@ var (
 	// ErrInvalidJSON: the input to Encode is not exactly one JSON text in
 	// valid UTF-8 (or is empty).
 	ErrInvalidJSON = statusError(C.MCP_STATUS_INVALID_JSON)
+	// ErrInvalidParams: a request's or notification's params are valid
+	// JSON but not an object or array. Also matches ErrInvalidArgument.
+	ErrInvalidParams = statusError(C.MCP_STATUS_INVALID_PARAMS)
+	// ErrInvalidText: a method (or other text) holds a NUL byte or is not
+	// valid UTF-8. Also matches ErrInvalidArgument.
+	ErrInvalidText = statusError(C.MCP_STATUS_INVALID_TEXT)
 	// ErrOutOfMemory: the C library could not allocate; nothing was done.
 	ErrOutOfMemory = statusError(C.MCP_STATUS_OUT_OF_MEMORY)
 	// ErrPanic: a bug in the library was caught; the reader it happened in

@@ -151,7 +151,9 @@ impl Options {
 
     /// Reports a server that could not be started; the exit code.
     pub fn spawn_failed(&self, prog: &str, e: mcp_stdio::Error) -> ExitCode {
-        eprintln!("{prog}: cannot run {}: {e}", self.command[0]);
+        // The error names the program: "cannot start `npx`: not found in
+        // PATH (searched: ...)".
+        eprintln!("{prog}: {e}");
         println!(
             "FAILED: 0/{} expected responses received and checked",
             self.planned()

@@ -30,6 +30,7 @@ enum Kind {
     Closed,
     Message,
     Response(i64),
+    Progress(i64),
     TimedOut(i64),
     Failed(i64, EndReason),
     Invalid(InvalidKind, usize),
@@ -55,6 +56,7 @@ impl EventData {
         let (kind, line, envelope) = match event {
             Event::Message { line, envelope } => (Kind::Message, line, Some(envelope)),
             Event::Response { id, line, envelope } => (Kind::Response(id), line, Some(envelope)),
+            Event::Progress { id, line, envelope } => (Kind::Progress(id), line, Some(envelope)),
             Event::RequestTimedOut { id } => (Kind::TimedOut(id), &[][..], None),
             Event::RequestFailed { id, reason } => (Kind::Failed(id, reason), &[][..], None),
             Event::Invalid {
@@ -102,6 +104,11 @@ impl EventData {
                 envelope: envelope(),
             },
             Kind::Response(id) => Event::Response {
+                id,
+                line,
+                envelope: envelope(),
+            },
+            Kind::Progress(id) => Event::Progress {
                 id,
                 line,
                 envelope: envelope(),

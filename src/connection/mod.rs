@@ -33,7 +33,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::transport::{Event, Transport};
+use crate::transport::{Event, RequestOptions, Transport};
 
 pub(crate) use driver::{Exit, Taken, Wait};
 // What the C face's descriptor calls use besides the public API.
@@ -630,6 +630,16 @@ impl Connection {
         self.sender.request(method, params, timeout)
     }
 
+    /// [`Sender::request_with`].
+    pub fn request_with(
+        &self,
+        method: &str,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+    ) -> Result<i64, Error> {
+        self.sender.request_with(method, params, options)
+    }
+
     /// [`Sender::notify`].
     pub fn notify(&self, method: &str, params: Option<&[u8]>) -> Result<(), Error> {
         self.sender.notify(method, params)
@@ -710,17 +720,32 @@ impl Sender {
     /// gives one [`Event::RequestTimedOut`] at its deadline, and (unless it
     /// is an `initialize`) a `notifications/cancelled` is sent for it.
     /// `params`: a JSON object or array, or `None`. Errors as
-    /// [`send`](Self::send), and [`Error::InvalidArgument`] (params not an
-    /// object or array, ids exhausted); a refused request uses no id.
+    /// [`send`](Self::send), [`Error::InvalidParams`] (params not an
+    /// object or array) and [`Error::InvalidArgument`] (ids exhausted); a
+    /// refused request uses no id.
     pub fn request(
         &self,
         method: &str,
         params: Option<&[u8]>,
         timeout: Option<Duration>,
     ) -> Result<i64, Error> {
-        let timeout = timeout.filter(|t| !t.is_zero());
+        self.request_with(method, params, RequestOptions::timeout(timeout))
+    }
+
+    /// [`request`](Self::request) with options: its timeout, and whether
+    /// its progress is followed ([`RequestOptions::progress`]: its
+    /// `notifications/progress` come as [`Event::Progress`] tied to its id,
+    /// and may reset its timeout, never past a hard maximum). Errors as
+    /// [`Transport::request_with`](crate::Transport::request_with).
+    pub fn request_with(
+        &self,
+        method: &str,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+    ) -> Result<i64, Error> {
+        let options = options.without_zero_timeout();
         self.shared
-            .send(|core| core.request(method, params, timeout, Instant::now()))
+            .send(|core| core.request_with(method, params, options, Instant::now()))
     }
 
     /// Queues the notification `{"jsonrpc":"2.0","method":..,"params":..}`.

@@ -52,9 +52,7 @@ impl Connection {
     /// off Linux; on Windows also a NUL inside the program, an argument or
     /// a variable, and an argument a batch file cannot be given safely).
     pub fn spawn(cmd: &Command) -> Result<Connection, Error> {
-        if !cmd.names_valid() {
-            return Err(Error::InvalidArgument);
-        }
+        cmd.check()?;
         Connection::spawn_with(cmd, cmd.kill_on_host_exit, cmd.console_window)
     }
 }

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::ptr;
 
 use super::boundary::fault_point;
+use super::buffer::McpBuffer;
 use super::McpStatus;
 use crate::process::command::{Command, EnvMode, StderrMode};
+use crate::process::spawn_error::spawn_error;
 
 /// How a spawned server's environment starts, before the
 /// `mcp_command_env` entries are laid over it.
@@ -72,7 +74,7 @@ unsafe fn os_string(text: *const c_char) -> Result<OsString, McpStatus> {
     #[cfg(windows)]
     match std::str::from_utf8(bytes) {
         Ok(text) => Ok(OsString::from(text)),
-        Err(_) => Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT),
+        Err(_) => Err(McpStatus::MCP_STATUS_INVALID_TEXT),
     }
 }
 
@@ -104,7 +106,9 @@ unsafe fn with_command(
 /// host's working directory, `MCP_STDERR_EVENTS`.
 ///
 /// Returns a new command owned by the caller (free it with
-/// `mcp_command_free`), or NULL when `program` is NULL or memory is short.
+/// `mcp_command_free`), or NULL when `program` is NULL (on Windows also
+/// when it is not valid UTF-8) or memory is short. An empty program is
+/// refused by `mcp_transport_spawn` (`MCP_STATUS_EMPTY_PROGRAM`).
 /// Thread-safe.
 ///
 /// # Safety
@@ -123,7 +127,8 @@ pub unsafe extern "C" fn mcp_command_new(program: *const c_char) -> *mut McpComm
 
 /// Appends one argument (copied; any bytes but NUL).
 ///
-/// Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or arg NULL).
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or arg NULL) or,
+/// on Windows, `MCP_STATUS_INVALID_TEXT` (not valid UTF-8).
 ///
 /// # Safety
 /// `cmd` is NULL or a live command; `arg` is NULL or NUL-terminated.
@@ -144,8 +149,9 @@ pub unsafe extern "C" fn mcp_command_arg(cmd: *mut McpCommand, arg: *const c_cha
 /// what the mode gives; `value` NULL removes `name`. Later calls for the
 /// same name win.
 ///
-/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or name NULL) or
-/// `MCP_STATUS_INVALID_ARGUMENT` (`name` empty or containing `=`).
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or name NULL),
+/// `MCP_STATUS_INVALID_ARGUMENT` (`name` empty or containing `=`) or, on
+/// Windows, `MCP_STATUS_INVALID_TEXT` (not valid UTF-8).
 ///
 /// # Safety
 /// `cmd` is NULL or a live command; `name` and `value` are NULL or
@@ -206,7 +212,8 @@ pub unsafe extern "C" fn mcp_command_env_mode(cmd: *mut McpCommand, mode: i32) -
 /// `MCP_STATUS_SPAWN_FAILED` with `errno` ENOENT). A relative program path
 /// is found from there (see `mcp_command_new`).
 ///
-/// Returns `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or dir NULL).
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd or dir NULL) or,
+/// on Windows, `MCP_STATUS_INVALID_TEXT` (not valid UTF-8).
 ///
 /// # Safety
 /// `cmd` is NULL or a live command; `dir` is NULL or NUL-terminated.
@@ -261,5 +268,45 @@ pub unsafe extern "C" fn mcp_command_free(cmd: *mut McpCommand) {
             drop(unsafe { Box::from_raw(cmd) });
             fault_point();
         }
+    })
+}
+
+/// Why `cmd` could not be started, in words naming the program, from the
+/// code that came with `MCP_STATUS_SPAWN_FAILED` (`errno`; on Windows
+/// `GetLastError()`): "cannot start `npx`: not found in PATH (searched:
+/// /usr/local/bin, /usr/bin, /bin)" (the `PATH` the server would get, or
+/// the host's when it gets none), "cannot start `server`: working
+/// directory `/srv/x`: No such file or directory (os error 2)", "cannot
+/// start `./server.py`: Permission denied (os error 13)". Read it right
+/// after the failed spawn: it looks at the command and the file system
+/// again. Valid UTF-8, not NUL-terminated.
+///
+/// Writes the text to `*out` (free it with `mcp_buffer_free`). Returns
+/// `MCP_STATUS_OK` or `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL). (The
+/// text is allocated as Rust allocates: should that fail, the process
+/// aborts.) Thread-safe (`cmd` is only read).
+///
+/// # Safety
+/// `cmd` is NULL or a live command; `out` is NULL or points to a writable
+/// `McpBuffer`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_spawn_error(
+    cmd: *const McpCommand,
+    os_error: i32,
+    out: *mut McpBuffer,
+) -> McpStatus {
+    ffi_boundary!(mcp_command_spawn_error, McpStatus::MCP_STATUS_PANIC, {
+        fault_point();
+        // SAFETY: NULL or live, by the caller's contract; only read.
+        let Some(McpCommand(cmd)) = (unsafe { cmd.as_ref() }) else {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        };
+        if out.is_null() {
+            return McpStatus::MCP_STATUS_NULL_ARGUMENT;
+        }
+        let text = spawn_error(cmd, os_error).to_string();
+        // SAFETY: `out` is non-null and writable, by the caller's contract.
+        unsafe { out.write(McpBuffer::from_vec(text.into_bytes())) };
+        McpStatus::MCP_STATUS_OK
     })
 }

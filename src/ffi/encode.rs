@@ -20,8 +20,9 @@ pub const MCP_ENCODE_ASCII: u32 = 1 << 0;
 /// (free it with `mcp_buffer_free`); or, leaving `*out` untouched:
 /// `MCP_STATUS_NULL_ARGUMENT` (out NULL, or json NULL with `len` > 0),
 /// `MCP_STATUS_INVALID_JSON` (not exactly one JSON text, not UTF-8, empty —
-/// `(NULL, 0)` included), `MCP_STATUS_INVALID_ARGUMENT` (unknown flag bits, or
-/// `len` > PTRDIFF_MAX) or `MCP_STATUS_OUT_OF_MEMORY`. `json` is not kept.
+/// `(NULL, 0)` included), `MCP_STATUS_UNKNOWN_FLAGS`,
+/// `MCP_STATUS_INVALID_ARGUMENT` (`len` > PTRDIFF_MAX) or
+/// `MCP_STATUS_OUT_OF_MEMORY`. `json` is not kept.
 /// Thread-safe: it touches no shared state.
 ///
 /// # Safety
@@ -60,10 +61,10 @@ pub unsafe extern "C" fn mcp_encode(
     })
 }
 
-/// The options of `flags`, or `MCP_STATUS_INVALID_ARGUMENT` for unknown bits.
+/// The options of `flags`, or `MCP_STATUS_UNKNOWN_FLAGS` for unknown bits.
 fn options(flags: u32) -> Result<EncodeOptions, McpStatus> {
     if flags & !MCP_ENCODE_ASCII != 0 {
-        return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
+        return Err(McpStatus::MCP_STATUS_UNKNOWN_FLAGS);
     }
     Ok(EncodeOptions {
         ascii: flags & MCP_ENCODE_ASCII != 0,
@@ -78,8 +79,9 @@ fn options(flags: u32) -> Result<EncodeOptions, McpStatus> {
 /// the line needs in `*out_len` (`out`'s bytes are then unspecified: the
 /// encoder may have written some); `MCP_STATUS_NULL_ARGUMENT` (out_len
 /// NULL, json NULL with `len` > 0, out NULL with `cap` > 0),
-/// `MCP_STATUS_INVALID_JSON`, `MCP_STATUS_INVALID_ARGUMENT` (unknown flag
-/// bits, `len` or `cap` > PTRDIFF_MAX), with `*out_len` 0. `json` and `out`
+/// `MCP_STATUS_INVALID_JSON`, `MCP_STATUS_UNKNOWN_FLAGS`,
+/// `MCP_STATUS_INVALID_ARGUMENT` (`len` or `cap` > PTRDIFF_MAX), with
+/// `*out_len` 0. `json` and `out`
 /// must not overlap. Thread-safe: it touches no shared state.
 ///
 /// # Safety

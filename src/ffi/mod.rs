@@ -29,7 +29,8 @@ pub use buffer::{mcp_buffer_free, McpBuffer};
 #[cfg(os_io)]
 pub use command::{
     mcp_command_arg, mcp_command_cwd, mcp_command_env, mcp_command_env_mode, mcp_command_free,
-    mcp_command_new, mcp_command_stderr, McpCommand, McpEnvMode, McpStderrMode,
+    mcp_command_new, mcp_command_spawn_error, mcp_command_stderr, McpCommand, McpEnvMode,
+    McpStderrMode,
 };
 pub use encode::{mcp_encode, mcp_encode_bound, mcp_encode_to, MCP_ENCODE_ASCII};
 pub use envelope::{mcp_envelope_parse, mcp_json_string_eq, mcp_line_reader_envelope, McpEnvelope};

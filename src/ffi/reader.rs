@@ -242,7 +242,7 @@ pub unsafe extern "C" fn mcp_line_reader_set_max_line_len(
 /// taken from then on.
 ///
 /// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (reader NULL),
-/// `MCP_STATUS_INVALID_ARGUMENT` (unknown bits; nothing changed) or `MCP_STATUS_POISONED`.
+/// `MCP_STATUS_UNKNOWN_FLAGS` (unknown bits; nothing changed) or `MCP_STATUS_POISONED`.
 ///
 /// # Safety
 /// `reader` is NULL or a live reader, not used by another thread during the call.
@@ -256,7 +256,7 @@ pub unsafe extern "C" fn mcp_line_reader_set_flags(
         unsafe {
             with_reader(reader, |r| {
                 if flags & !KNOWN_FLAGS != 0 {
-                    return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+                    return McpStatus::MCP_STATUS_UNKNOWN_FLAGS;
                 }
                 r.set_skip_invalid(flags & MCP_READER_SKIP_INVALID != 0);
                 r.set_jsonrpc(flags & MCP_READER_JSONRPC != 0);

@@ -26,8 +26,8 @@ pub enum McpStatus {
     MCP_STATUS_END_OF_STREAM = 3,
     /// A pointer argument that must not be NULL was NULL. Nothing was done.
     MCP_STATUS_NULL_ARGUMENT = -1,
-    /// An argument is out of range (a line limit of 0, unknown flag bits, a
-    /// length above PTRDIFF_MAX). Nothing was done.
+    /// An argument is out of range (a line limit of 0, a length above
+    /// PTRDIFF_MAX, an unknown mode or request id). Nothing was done.
     MCP_STATUS_INVALID_ARGUMENT = -2,
     /// The input is not exactly one JSON text in valid UTF-8 (or is empty). No output.
     MCP_STATUS_INVALID_JSON = -3,
@@ -56,6 +56,20 @@ pub enum McpStatus {
     /// The caller's buffer is too short (`mcp_encode_to`): an out-parameter
     /// says how long it must be.
     MCP_STATUS_BUFFER_TOO_SMALL = -12,
+    /// Params that are not a JSON object or array (JSON-RPC's rule; they
+    /// are valid JSON, or `MCP_STATUS_INVALID_JSON` would say so). Nothing
+    /// was done.
+    MCP_STATUS_INVALID_PARAMS = -13,
+    /// A text argument (a method, a reason, a message, a command's program,
+    /// argument, variable or directory) is not valid UTF-8 where the library
+    /// needs it to be (Windows, and JSON strings), or holds a NUL (C++ and
+    /// Rust text). Nothing was done.
+    MCP_STATUS_INVALID_TEXT = -14,
+    /// Flag bits this library does not know. Nothing was done.
+    MCP_STATUS_UNKNOWN_FLAGS = -15,
+    /// The command's program is empty (`mcp_transport_spawn`). Nothing was
+    /// started.
+    MCP_STATUS_EMPTY_PROGRAM = -16,
 }
 
 impl From<Error> for McpStatus {
@@ -64,6 +78,9 @@ impl From<Error> for McpStatus {
             Error::InvalidJson => McpStatus::MCP_STATUS_INVALID_JSON,
             Error::OutOfMemory => McpStatus::MCP_STATUS_OUT_OF_MEMORY,
             Error::InvalidArgument => McpStatus::MCP_STATUS_INVALID_ARGUMENT,
+            Error::InvalidParams => McpStatus::MCP_STATUS_INVALID_PARAMS,
+            Error::InvalidText => McpStatus::MCP_STATUS_INVALID_TEXT,
+            Error::EmptyProgram => McpStatus::MCP_STATUS_EMPTY_PROGRAM,
             Error::WouldBlock => McpStatus::MCP_STATUS_WOULD_BLOCK,
             Error::Closed | Error::ServerExited(_) => McpStatus::MCP_STATUS_CLOSED,
             Error::BufferTooSmall(_) => McpStatus::MCP_STATUS_BUFFER_TOO_SMALL,
@@ -75,8 +92,8 @@ impl From<Error> for McpStatus {
                 McpStatus::MCP_STATUS_IO_ERROR
             }
             #[cfg(unix)]
-            Error::SpawnFailed(code) => {
-                super::fd::set_errno(code);
+            Error::SpawnFailed(spawn) => {
+                super::fd::set_errno(spawn.code);
                 McpStatus::MCP_STATUS_SPAWN_FAILED
             }
             // Windows: `GetLastError()` gives the code.
@@ -86,8 +103,8 @@ impl From<Error> for McpStatus {
                 McpStatus::MCP_STATUS_IO_ERROR
             }
             #[cfg(windows)]
-            Error::SpawnFailed(code) => {
-                crate::sys::windows::set_last_error(code);
+            Error::SpawnFailed(spawn) => {
+                crate::sys::windows::set_last_error(spawn.code);
                 McpStatus::MCP_STATUS_SPAWN_FAILED
             }
             #[cfg(not(any(unix, windows)))]
@@ -143,6 +160,10 @@ every_status!(
     MCP_STATUS_CLOSED,
     MCP_STATUS_SPAWN_FAILED,
     MCP_STATUS_BUFFER_TOO_SMALL,
+    MCP_STATUS_INVALID_PARAMS,
+    MCP_STATUS_INVALID_TEXT,
+    MCP_STATUS_UNKNOWN_FLAGS,
+    MCP_STATUS_EMPTY_PROGRAM,
 );
 
 impl McpStatus {
@@ -170,6 +191,10 @@ impl McpStatus {
             MCP_STATUS_CLOSED => c"the transport is closed",
             MCP_STATUS_SPAWN_FAILED => c"the server could not be started (see errno)",
             MCP_STATUS_BUFFER_TOO_SMALL => c"the buffer is too small",
+            MCP_STATUS_INVALID_PARAMS => c"params must be a JSON object or array",
+            MCP_STATUS_INVALID_TEXT => c"a text argument is not valid UTF-8 or holds a NUL",
+            MCP_STATUS_UNKNOWN_FLAGS => c"unknown flag bits",
+            MCP_STATUS_EMPTY_PROGRAM => c"the program to start is empty",
         }
     }
 }

@@ -240,7 +240,7 @@ fn null_and_empty_arguments() {
             mcp_line_reader_set_max_line_len(r, usize::MAX),
             MCP_STATUS_OK
         );
-        assert_eq!(mcp_line_reader_set_flags(r, 4), MCP_STATUS_INVALID_ARGUMENT);
+        assert_eq!(mcp_line_reader_set_flags(r, 4), MCP_STATUS_UNKNOWN_FLAGS);
         assert_eq!(mcp_line_reader_set_flags(r, 3), MCP_STATUS_OK);
         assert_eq!(mcp_line_reader_buffered_len(r), 0);
         mcp_line_reader_free(r);
@@ -259,7 +259,7 @@ fn null_and_empty_arguments() {
         );
         assert_eq!(
             mcp_encode(b"1".as_ptr(), 1, 2, &mut buf),
-            MCP_STATUS_INVALID_ARGUMENT
+            MCP_STATUS_UNKNOWN_FLAGS
         );
         assert!(
             buf.data.is_null() && buf.len == 0,

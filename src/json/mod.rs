@@ -6,12 +6,14 @@
 
 mod block;
 mod cursor;
+mod members;
 mod nesting;
 mod string;
 mod string_eq;
 mod validate;
 mod watch;
 
+pub(crate) use members::object_members;
 pub(crate) use string::{next_special_or_non_ascii, unescape_short};
 pub(crate) use string_eq::string_token_eq;
 pub(crate) use validate::{is_json_text, validate};

@@ -7,6 +7,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use crate::error::Error;
+
 /// How a server's environment starts, before the variables set with
 /// [`Command::env`] and removed with [`Command::env_remove`] are laid over it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -130,7 +132,7 @@ impl Command {
 
     /// Sets a variable for the server, over the [`EnvMode`]'s. A name that
     /// is empty or holds `=` makes the spawn fail with
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    /// [`Error::InvalidArgument`].
     pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Command {
         let value = Some(value.as_ref().to_os_string());
         self.env.push((name.as_ref().to_os_string(), value));
@@ -166,7 +168,7 @@ impl Command {
     /// from a thread that lives as long as the server should (not from a
     /// pool's thread, such as tokio's `spawn_blocking`, which ends when idle
     /// and takes the server with it). Elsewhere the
-    /// spawn fails with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    /// spawn fails with [`Error::InvalidArgument`].
     pub fn kill_on_host_exit(&mut self, yes: bool) -> &mut Command {
         self.kill_on_host_exit = yes;
         self
@@ -180,11 +182,32 @@ impl Command {
         self
     }
 
-    /// The variable names are all valid (not empty, no `=`).
-    pub(crate) fn names_valid(&self) -> bool {
-        self.env
+    /// What the system cannot be given, refused before anything starts:
+    /// an empty program ([`Error::EmptyProgram`]), a variable name that is
+    /// empty or holds `=` ([`Error::InvalidArgument`]), a NUL in the
+    /// program, an argument, a variable or the directory
+    /// ([`Error::InvalidText`]).
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.program.is_empty() {
+            return Err(Error::EmptyProgram);
+        }
+        let names_valid = self
+            .env
             .iter()
-            .all(|(name, _)| !name.is_empty() && !name.as_encoded_bytes().contains(&b'='))
+            .all(|(name, _)| !name.is_empty() && !name.as_encoded_bytes().contains(&b'='));
+        if !names_valid {
+            return Err(Error::InvalidArgument);
+        }
+        let has_nul = |text: &OsStr| text.as_encoded_bytes().contains(&0);
+        let texts = std::iter::once(&*self.program)
+            .chain(self.args.iter().map(|a| &**a))
+            .chain(self.env.iter().map(|(name, _)| &**name))
+            .chain(self.env.iter().filter_map(|(_, value)| value.as_deref()))
+            .chain(self.cwd.iter().map(|dir| dir.as_os_str()));
+        if texts.into_iter().any(has_nul) {
+            return Err(Error::InvalidText);
+        }
+        Ok(())
     }
 
     /// The environment the server gets: the mode's variables, then the

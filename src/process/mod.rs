@@ -4,6 +4,8 @@
 //!   working directory, stderr), for every platform;
 //! - `stderr.rs`: its stderr as lines, always drained and bounded, for
 //!   every platform;
+//! - `spawn_error.rs`: why a start failed, naming the program (not in the
+//!   `PATH` it gets, and where it was searched), for every platform;
 //! - `answers.rs`: when its pending requests fail, and why (as soon as no
 //!   answer can come), for every platform;
 //! - `unix/`: POSIX: `spawn.rs` starts it (the program found as `execvp`
@@ -19,6 +21,8 @@
 pub(crate) mod answers;
 #[cfg(os_io)]
 pub(crate) mod command;
+#[cfg(os_io)]
+pub(crate) mod spawn_error;
 #[cfg(os_io)]
 pub(crate) mod stderr;
 #[cfg(all(os_io, unix))]

@@ -41,6 +41,20 @@ pub enum Event<'a> {
         /// Its envelope (kind `Response` or `Error`).
         envelope: Envelope<'a>,
     },
+    /// A `notifications/progress` for our request `id`, whose progress is
+    /// followed ([`RequestOptions::progress`](crate::RequestOptions::progress)):
+    /// its `progressToken` named the request. When the request resets its
+    /// timeout on progress, an increasing `progress` moved its deadline.
+    /// Only while the request is pending; other progress notifications are
+    /// [`Event::Message`]s.
+    Progress {
+        /// The request's id.
+        id: i64,
+        /// The line, trimmed.
+        line: &'a [u8],
+        /// Its envelope (a notification).
+        envelope: Envelope<'a>,
+    },
     /// Request `id` got no answer by its deadline: it is forgotten (a late
     /// answer is a [`Event::Message`]) and, unless it was an `initialize`,
     /// a `notifications/cancelled` for it was queued.

@@ -8,6 +8,8 @@
 
 mod event;
 mod frame;
+mod options;
+mod progress;
 mod queue;
 mod requests;
 
@@ -21,9 +23,10 @@ use crate::reader::LineReader;
 
 pub use crate::end_reason::{EndReason, ServerExit};
 pub use event::{Event, InvalidKind};
+pub use options::RequestOptions;
 
 use queue::{Bound, OutputQueue};
-use requests::{Pending, Requests};
+use requests::{Pending, Progress, Requests};
 
 /// The reason given in the `notifications/cancelled` of a timed-out request.
 const TIMED_OUT_REASON: &str = "request timed out";
@@ -169,7 +172,7 @@ impl Transport {
     ///
     /// Errors (nothing queued, no id used): as [`send`](Self::send), and
     /// [`Error::InvalidJson`] when `params` is not one JSON text,
-    /// [`Error::InvalidArgument`] when it is not an object or an array.
+    /// [`Error::InvalidParams`] when it is not an object or an array.
     pub fn request(
         &mut self,
         method: &str,
@@ -177,23 +180,62 @@ impl Transport {
         timeout: Option<Duration>,
         now: Instant,
     ) -> Result<i64, Error> {
+        self.request_with(method, params, RequestOptions::timeout(timeout), now)
+    }
+
+    /// [`request`](Self::request) with options: a timeout, and whether the
+    /// request's progress is followed ([`RequestOptions::progress`]: a
+    /// `progressToken` in its `params._meta`, its `notifications/progress`
+    /// as [`Event::Progress`], each increase resetting the timeout if
+    /// asked, never past a hard maximum).
+    ///
+    /// Errors as [`request`](Self::request), and, with progress followed,
+    /// [`Error::InvalidParams`] when `params` is an array (the token has no
+    /// place in it) or its `_meta` is not an object or already holds a
+    /// `progressToken`.
+    pub fn request_with(
+        &mut self,
+        method: &str,
+        params: Option<&[u8]>,
+        options: RequestOptions,
+        now: Instant,
+    ) -> Result<i64, Error> {
         self.check_open()?;
         let id = self.next_id;
         let next = id.checked_add(1).ok_or(Error::InvalidArgument)?;
         self.requests.reserve()?;
+        let deadline = options.timeout.and_then(|t| now.checked_add(t));
+        let hard_deadline = options.max_timeout.and_then(|max| now.checked_add(max));
+        let progress = options.progress.then(|| Progress {
+            reset_by: options
+                .reset_on_progress
+                .then_some(options.timeout)
+                .flatten(),
+            hard_deadline,
+            last: None,
+        });
         self.queue.append(Bound::Enforced, |out| {
             frame::raw(out, frame::OPEN)?;
             frame::raw(out, b"\"id\":")?;
             frame::integer(out, id)?;
             frame::raw(out, b",")?;
-            method_and_params(out, method, params)
+            match progress {
+                Some(_) => progress::method_and_params_with_token(out, method, params, id),
+                None => method_and_params(out, method, params),
+            }
         })?;
         self.next_id = next;
         self.requests.insert(
             id,
             Pending {
-                deadline: timeout.and_then(|t| now.checked_add(t)),
+                // The hard maximum bounds the first deadline too.
+                deadline: match (deadline, hard_deadline) {
+                    (Some(d), Some(hard)) => Some(d.min(hard)),
+                    (None, hard) => hard,
+                    (d, None) => d,
+                },
                 initialize: method == "initialize",
+                progress,
             },
         );
         Ok(id)
@@ -542,6 +584,19 @@ impl Transport {
                         };
                         match ours.and_then(|id| self.requests.remove(id).map(|_| id)) {
                             Some(id) => Event::Response { id, line, envelope },
+                            // A request's progress is followed: its
+                            // notifications/progress are tied to it.
+                            None if rpc == Some(RpcKind::Notification)
+                                && self.requests.any_followed() =>
+                            {
+                                let now = clock();
+                                match progress::of_ours(&envelope) {
+                                    Some((id, value)) if self.requests.progress(id, value, now) => {
+                                        Event::Progress { id, line, envelope }
+                                    }
+                                    _ => Event::Message { line, envelope },
+                                }
+                            }
                             None => Event::Message { line, envelope },
                         }
                     }
@@ -664,7 +719,7 @@ fn method_and_params(out: &mut Vec<u8>, method: &str, params: Option<&[u8]>) -> 
         frame::raw(out, b",\"params\":")?;
         // JSON-RPC: params are a structured value.
         if !matches!(frame::value(out, params)?, b'{' | b'[') {
-            return Err(Error::InvalidArgument);
+            return Err(Error::InvalidParams);
         }
     }
     frame::raw(out, b"}\n")

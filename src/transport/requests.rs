@@ -2,9 +2,11 @@
 //!
 //! A map from id to request (it keeps its capacity: no allocation per
 //! request once warm) and a min-heap of (deadline, id). A request answered or
-//! cancelled leaves its heap entry behind (lazy deletion): stale entries at
-//! the top are popped at once, so the top is always live; the others are
-//! removed in place when they outnumber the live ones.
+//! cancelled, or whose deadline moved (progress reset it), leaves its heap
+//! entry behind (lazy deletion: an entry is live while its request is
+//! pending with that very deadline): stale entries at the top are popped at
+//! once, so the top is always live; the others are removed in place when
+//! they outnumber the live ones.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -21,6 +23,20 @@ pub(crate) struct Pending {
     pub(crate) deadline: Option<Instant>,
     /// The request was an `initialize`: it is never cancelled.
     pub(crate) initialize: bool,
+    /// Its progress is followed (its id is its progress token).
+    pub(crate) progress: Option<Progress>,
+}
+
+/// How a request's progress is followed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Progress {
+    /// Each increase of `progress` moves the deadline to now + this (never
+    /// past `hard_deadline`); `None`: progress resets nothing.
+    pub(crate) reset_by: Option<std::time::Duration>,
+    /// The deadline progress can never move past.
+    pub(crate) hard_deadline: Option<Instant>,
+    /// The last `progress` value seen.
+    pub(crate) last: Option<f64>,
 }
 
 #[derive(Debug, Default)]
@@ -30,6 +46,8 @@ pub(crate) struct Requests {
     deadlines: BinaryHeap<Reverse<(Instant, i64)>>,
     /// How many pending requests have a deadline (live heap entries).
     timed: usize,
+    /// How many pending requests have their progress followed.
+    followed: usize,
 }
 
 impl Requests {
@@ -50,6 +68,50 @@ impl Requests {
             self.deadlines.push(Reverse((deadline, id)));
             self.timed += 1;
         }
+        self.followed += usize::from(request.progress.is_some());
+    }
+
+    /// Some pending request has its progress followed.
+    pub(crate) fn any_followed(&self) -> bool {
+        self.followed > 0
+    }
+
+    /// Progress `value` came for request `id`: recorded, and when it
+    /// increased and the request resets its deadline on progress, the
+    /// deadline moves to `now + reset_by` (never past the hard deadline).
+    /// Whether `id` is a pending request whose progress is followed.
+    pub(crate) fn progress(&mut self, id: i64, value: Option<f64>, now: Instant) -> bool {
+        let Some(request) = self.pending.get_mut(&id) else {
+            return false;
+        };
+        let Some(progress) = &mut request.progress else {
+            return false;
+        };
+        let increased = match (progress.last, value) {
+            (None, Some(_)) => true,
+            (Some(last), Some(value)) => value > last,
+            (_, None) => false,
+        };
+        if increased {
+            progress.last = value;
+        }
+        let moved = match (increased, progress.reset_by, request.deadline) {
+            (true, Some(by), Some(_)) => {
+                now.checked_add(by).map(|at| match progress.hard_deadline {
+                    Some(hard) => at.min(hard),
+                    None => at,
+                })
+            }
+            _ => None,
+        };
+        if let Some(at) = moved.filter(|&at| Some(at) != request.deadline) {
+            if self.deadlines.try_reserve(1).is_ok() {
+                request.deadline = Some(at);
+                self.deadlines.push(Reverse((at, id)));
+                self.drop_stale();
+            }
+        }
+        true
     }
 
     /// No request is waiting for its answer.
@@ -64,11 +126,20 @@ impl Requests {
     /// Forgets request `id` (answered, cancelled, timed out, failed).
     pub(crate) fn remove(&mut self, id: i64) -> Option<Pending> {
         let request = self.pending.remove(&id)?;
+        self.followed -= usize::from(request.progress.is_some());
         if request.deadline.is_some() {
             self.timed -= 1;
             self.drop_stale();
         }
         Some(request)
+    }
+
+    /// The heap entry `(deadline, id)` is live: its request is pending with
+    /// that deadline.
+    fn live(pending: &HashMap<i64, Pending>, deadline: Instant, id: i64) -> bool {
+        pending
+            .get(&id)
+            .is_some_and(|r| r.deadline == Some(deadline))
     }
 
     /// The earliest deadline of a pending request.
@@ -103,8 +174,8 @@ impl Requests {
     /// Pops stale entries off the top; compacts the heap in place when
     /// stale entries outnumber live ones.
     fn drop_stale(&mut self) {
-        while let Some(&Reverse((_, id))) = self.deadlines.peek() {
-            if self.pending.contains_key(&id) {
+        while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
+            if Self::live(&self.pending, deadline, id) {
                 break;
             }
             self.deadlines.pop();
@@ -113,7 +184,7 @@ impl Requests {
         if self.deadlines.len() >= COMPACT_FROM && stale > self.timed {
             let pending = &self.pending;
             self.deadlines
-                .retain(|Reverse((_, id))| pending.contains_key(id));
+                .retain(|Reverse((deadline, id))| Self::live(pending, *deadline, *id));
         }
     }
 
@@ -142,6 +213,7 @@ mod tests {
                 Pending {
                     deadline: Some(t0 + Duration::from_secs((n - id) as u64)),
                     initialize: false,
+                    progress: None,
                 },
             );
         }
@@ -164,6 +236,7 @@ mod tests {
                 Pending {
                     deadline: Some(t0 + Duration::from_secs(s)),
                     initialize: false,
+                    progress: None,
                 },
             );
         }

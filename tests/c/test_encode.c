@@ -237,11 +237,11 @@ static void test_invalid_input(void)
         encode_fails_at(nul, sizeof nul, 0, MCP_STATUS_INVALID_JSON, "mcp_encode(\"[1]\\0\") == INVALID_JSON",
                         __FILE__, __LINE__);
     }
-    /* unknown flag bits are an invalid argument, *out untouched */
-    encode_fails_at(LIT_PTR("{}"), 2, 2, MCP_STATUS_INVALID_ARGUMENT, "mcp_encode(flags 2) == INVALID_ARGUMENT",
+    /* unknown flag bits have a status of their own, *out untouched */
+    encode_fails_at(LIT_PTR("{}"), 2, 2, MCP_STATUS_UNKNOWN_FLAGS, "mcp_encode(flags 2) == UNKNOWN_FLAGS",
                     __FILE__, __LINE__);
-    encode_fails_at(LIT_PTR("{}"), 2, 0xFFFFFFFFu, MCP_STATUS_INVALID_ARGUMENT,
-                    "mcp_encode(flags ~0) == INVALID_ARGUMENT", __FILE__, __LINE__);
+    encode_fails_at(LIT_PTR("{}"), 2, 0xFFFFFFFFu, MCP_STATUS_UNKNOWN_FLAGS,
+                    "mcp_encode(flags ~0) == UNKNOWN_FLAGS", __FILE__, __LINE__);
 }
 
 static void test_buffer_free(void)
@@ -372,7 +372,7 @@ static void test_encode_to_arguments(void)
     n = 12345;
     CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 0, NULL, 4, &n), MCP_STATUS_NULL_ARGUMENT);
     CHECK(n == 0);
-    CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 4, buf, sizeof buf, &n), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 4, buf, sizeof buf, &n), MCP_STATUS_UNKNOWN_FLAGS);
     CHECK_STATUS(mcp_encode_to(LIT_PTR("[1]"), 3, 0, buf, (size_t)PTRDIFF_MAX + 1, &n),
                  MCP_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(mcp_encode_to(NULL, 0, 0, buf, sizeof buf, &n), MCP_STATUS_INVALID_JSON);

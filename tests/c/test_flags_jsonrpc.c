@@ -1,5 +1,5 @@
 /*
- * mcp_line_reader_set_flags: unknown bits -> MCP_STATUS_INVALID_ARGUMENT
+ * mcp_line_reader_set_flags: unknown bits -> MCP_STATUS_UNKNOWN_FLAGS
  * (and the previous flags stay in force), MCP_READER_SKIP_INVALID, and the
  * MCP_READER_JSONRPC classification (request / notification / response /
  * error / batch, anything else -> MCP_MESSAGE_INVALID_JSONRPC).
@@ -21,7 +21,7 @@ static void test_set_flags_arguments(void)
     CHECK_STATUS(mcp_line_reader_set_flags(r, MCP_READER_JSONRPC), MCP_STATUS_OK);
     CHECK_STATUS(mcp_line_reader_set_flags(r, MCP_READER_SKIP_INVALID | MCP_READER_JSONRPC), MCP_STATUS_OK);
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (!CHECK_STATUS(mcp_line_reader_set_flags(r, bad[i]), MCP_STATUS_INVALID_ARGUMENT)) {
+        if (!CHECK_STATUS(mcp_line_reader_set_flags(r, bad[i]), MCP_STATUS_UNKNOWN_FLAGS)) {
             printf("    flags = 0x%lx\n", (unsigned long)bad[i]);
         }
     }

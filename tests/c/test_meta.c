@@ -15,10 +15,11 @@ static void test_status_strings(void)
         MCP_STATUS_INVALID_JSON, MCP_STATUS_OUT_OF_MEMORY,    MCP_STATUS_PANIC,
         MCP_STATUS_POISONED,     MCP_STATUS_IO_ERROR,         MCP_STATUS_BROKEN_PIPE,
         MCP_STATUS_TIMED_OUT,    MCP_STATUS_CLOSED,           MCP_STATUS_SPAWN_FAILED,
-        MCP_STATUS_BUFFER_TOO_SMALL,
+        MCP_STATUS_BUFFER_TOO_SMALL, MCP_STATUS_INVALID_PARAMS,  MCP_STATUS_INVALID_TEXT,
+        MCP_STATUS_UNKNOWN_FLAGS, MCP_STATUS_EMPTY_PROGRAM,
     };
     /* the codes just past each end, and far ones */
-    static const int32_t unknown[] = {4, 100, -13, -100, INT32_MAX, INT32_MIN};
+    static const int32_t unknown[] = {4, 100, -17, -100, INT32_MAX, INT32_MIN};
     const char *known_str[sizeof known / sizeof known[0]];
     size_t i, j;
 
@@ -39,6 +40,10 @@ static void test_status_strings(void)
     CHECK(MCP_STATUS_CLOSED == -10);
     CHECK(MCP_STATUS_SPAWN_FAILED == -11);
     CHECK(MCP_STATUS_BUFFER_TOO_SMALL == -12);
+    CHECK(MCP_STATUS_INVALID_PARAMS == -13 && MCP_STATUS_INVALID_TEXT == -14 &&
+          MCP_STATUS_UNKNOWN_FLAGS == -15 && MCP_STATUS_EMPTY_PROGRAM == -16);
+    CHECK(MCP_END_NONE == 0 && MCP_END_CLOSED_BY_HOST == 1 && MCP_END_PEER_CLOSED == 2 &&
+          MCP_END_WRITE_REFUSED == 3 && MCP_END_SERVER_EXITED == 4 && MCP_END_SERVER_KILLED == 5);
     CHECK(MCP_MESSAGE_JSON == 0 && MCP_MESSAGE_PARSE_ERROR == 1 && MCP_MESSAGE_TOO_LONG == 2 &&
           MCP_MESSAGE_INVALID_JSONRPC == 3);
     CHECK(MCP_RPC_NONE == 0 && MCP_RPC_REQUEST == 1 && MCP_RPC_NOTIFICATION == 2 && MCP_RPC_RESPONSE == 3 &&
@@ -52,7 +57,8 @@ static void test_status_strings(void)
           MCP_TRANSPORT_KILL_ON_HOST_EXIT == 4 && MCP_TRANSPORT_MAX_POLL_FDS == 5);
     CHECK(sizeof(McpEnvMode) == 4 && sizeof(McpStderrMode) == 4);
 #endif
-    CHECK(MCP_EVENT_STDERR == 6 && MCP_EVENT_CLOSED == 7);
+    CHECK(MCP_EVENT_STDERR == 6 && MCP_EVENT_CLOSED == 7 && MCP_EVENT_PROGRESS == 8);
+    CHECK(MCP_REQUEST_PROGRESS == 1 && MCP_REQUEST_RESET_ON_PROGRESS == 2);
 
     for (i = 0; i < sizeof known / sizeof known[0]; i++) {
         const char *s = mcp_status_str(known[i]);

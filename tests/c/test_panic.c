@@ -555,6 +555,7 @@ static const char *const TRANSPORT_CALLS[] = {
     "mcp_transport_read_output",
     "mcp_transport_next_event",
     "mcp_transport_next_deadline",
+    "mcp_transport_request_with",
     "mcp_transport_poll_fds",
 };
 #define N_TRANSPORT_CALLS (sizeof TRANSPORT_CALLS / sizeof TRANSPORT_CALLS[0])
@@ -598,6 +599,9 @@ static McpStatus call_transport(size_t i, McpTransport *t, TransportOuts *o, int
         return mcp_transport_next_event(t, 0, null_args ? NULL : &o->ev);
     case 14:
         return mcp_transport_next_deadline(t, null_args ? NULL : &o->timeout);
+    case 15:
+        return mcp_transport_request_with(t, null_args ? NULL : "m", NULL, 0, 0,
+                                          MCP_REQUEST_PROGRESS, 0, &o->id);
     default:
         return null_args ? mcp_transport_poll_fds(t, NULL, 1, &o->n, NULL)
                          : mcp_transport_poll_fds(t, o->fds, 3, &o->n, &o->timeout);
@@ -623,7 +627,7 @@ static void check_transport_poisoned(McpTransport *t, const char *after)
                        status_name(st));
             }
             CHECK(outs_untouched(&o));
-            if (i == 12 || i == 15) {
+            if (i == 12 || i == 16) {
                 CHECK(o.n == 0); /* read_output's and poll_fds' count: 0 */
             }
         }
@@ -763,6 +767,10 @@ static void armed_command_call(const char *name)
         st = mcp_command_cwd(cmd, "/");
     } else if (strcmp(name, "mcp_command_stderr") == 0) {
         st = mcp_command_stderr(cmd, MCP_STDERR_DISCARD);
+    } else if (strcmp(name, "mcp_command_spawn_error") == 0) {
+        McpBuffer text = {(uint8_t *)&check_passed_count, 7};
+        st = mcp_command_spawn_error(cmd, ENOENT, &text);
+        CHECK(text.data == (uint8_t *)&check_passed_count && text.len == 7); /* untouched */
     } else {
         st = MCP_STATUS_OK;
         printf("    %s: no armed call for it in armed_command_call\n", name);
@@ -969,6 +977,7 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_transport_set_max_queued", armed_transport_call},
     {"mcp_transport_send", armed_transport_call},
     {"mcp_transport_request", armed_transport_call},
+    {"mcp_transport_request_with", armed_transport_call},
     {"mcp_transport_notify", armed_transport_call},
     {"mcp_transport_respond", armed_transport_call},
     {"mcp_transport_respond_error", armed_transport_call},
@@ -989,6 +998,7 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_command_env_mode", armed_command_call},
     {"mcp_command_cwd", armed_command_call},
     {"mcp_command_stderr", armed_command_call},
+    {"mcp_command_spawn_error", armed_command_call},
     {"mcp_command_free", armed_command_free},
     {"mcp_transport_spawn", armed_transport_spawn},
     {"mcp_transport_pid", armed_transport_process_query},

@@ -141,11 +141,14 @@ static void test_command_arguments(void)
     CHECK_STATUS(mcp_transport_spawn(cmd, 0, NULL), MCP_STATUS_NULL_ARGUMENT);
     CHECK_STATUS(mcp_transport_spawn(NULL, 0, NULL), MCP_STATUS_NULL_ARGUMENT);
     CHECK_STATUS(mcp_transport_spawn(cmd, MCP_TRANSPORT_BORROW_FDS, &t),
-                 MCP_STATUS_INVALID_ARGUMENT);
+                 MCP_STATUS_UNKNOWN_FLAGS);
     CHECK_STATUS(mcp_transport_spawn(cmd, MCP_TRANSPORT_GUARD_STDOUT, &t),
-                 MCP_STATUS_INVALID_ARGUMENT);
+                 MCP_STATUS_UNKNOWN_FLAGS);
+    /* MCP_TRANSPORT_CONSOLE_WINDOW (1 << 3) is Windows's: known, but
+     * meaning nothing here. */
     CHECK_STATUS(mcp_transport_spawn(cmd, 1u << 3, &t), MCP_STATUS_INVALID_ARGUMENT);
-    CHECK_STATUS(mcp_transport_spawn(cmd, 0x80000000u, &t), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_transport_spawn(cmd, 1u << 4, &t), MCP_STATUS_UNKNOWN_FLAGS);
+    CHECK_STATUS(mcp_transport_spawn(cmd, 0x80000000u, &t), MCP_STATUS_UNKNOWN_FLAGS);
     CHECK(t == (McpTransport *)&check_passed_count);
     CHECK(no_child_left());
     CHECK(fd_count() == fds);
@@ -177,9 +180,9 @@ static void test_command_arguments(void)
         CHECK_STATUS(mcp_transport_open_stdio(MCP_TRANSPORT_GUARD_STDOUT, NULL),
                      MCP_STATUS_NULL_ARGUMENT);
         CHECK_STATUS(mcp_transport_open_stdio(MCP_TRANSPORT_BORROW_FDS, &t),
-                     MCP_STATUS_INVALID_ARGUMENT);
+                     MCP_STATUS_UNKNOWN_FLAGS);
         CHECK_STATUS(mcp_transport_open_stdio(MCP_TRANSPORT_KILL_ON_HOST_EXIT, &t),
-                     MCP_STATUS_INVALID_ARGUMENT);
+                     MCP_STATUS_UNKNOWN_FLAGS);
         CHECK(t == (McpTransport *)&check_passed_count);
         CHECK(fcntl(0, F_GETFL) == fl0 && fcntl(1, F_GETFL) == fl1);
         CHECK(fd_count() == fds);
@@ -189,20 +192,53 @@ static void test_command_arguments(void)
 
 /* ---- a program that cannot be started ---- */
 
+/* mcp_command_spawn_error's text for `cmd` and `code` is `want`. */
+static void expect_spawn_text_at(const McpCommand *cmd, int code, const char *want, const char *file,
+                                 int line)
+{
+    McpBuffer text = {NULL, 0};
+    if (!check_at(mcp_command_spawn_error(cmd, code, &text) == MCP_STATUS_OK,
+                  "mcp_command_spawn_error == OK", file, line)) {
+        return;
+    }
+    if (!check_at(text.len == strlen(want) && memcmp(text.data, want, text.len) == 0,
+                  "spawn error text", file, line)) {
+        printf("    got  \"%.*s\"\n    want \"%s\"\n", (int)text.len, (const char *)text.data, want);
+    }
+    mcp_buffer_free(&text);
+}
+#define EXPECT_SPAWN_TEXT(cmd, code, want) expect_spawn_text_at((cmd), (code), (want), __FILE__, __LINE__)
+
 static void test_spawn_failures(void)
 {
     McpCommand *cmd;
+    McpTransport *t = NULL;
+    McpBuffer text = {NULL, 0};
 
     cmd = NEW_COMMAND("mcp-stdio-no-such-program-3f9c");
     EXPECT_SPAWN_FAILED(cmd, ENOENT);
+    /* Named, with the PATH the server gets. */
+    CHECK_STATUS(mcp_command_env(cmd, "PATH", "/nonexistent-a:/nonexistent-b"), MCP_STATUS_OK);
+    EXPECT_SPAWN_FAILED(cmd, ENOENT);
+    EXPECT_SPAWN_TEXT(cmd, ENOENT,
+                      "cannot start `mcp-stdio-no-such-program-3f9c`: not found in PATH "
+                      "(searched: /nonexistent-a, /nonexistent-b)");
+    CHECK_STATUS(mcp_command_spawn_error(NULL, ENOENT, &text), MCP_STATUS_NULL_ARGUMENT);
+    CHECK_STATUS(mcp_command_spawn_error(cmd, ENOENT, NULL), MCP_STATUS_NULL_ARGUMENT);
     mcp_command_free(cmd);
 
     cmd = NEW_COMMAND("/nonexistent-dir/mcp-stdio-no-such-program");
     EXPECT_SPAWN_FAILED(cmd, ENOENT);
+    EXPECT_SPAWN_TEXT(cmd, ENOENT,
+                      "cannot start `/nonexistent-dir/mcp-stdio-no-such-program`: "
+                      "No such file or directory (os error 2)");
     mcp_command_free(cmd);
 
-    cmd = NEW_COMMAND(""); /* no name at all */
-    EXPECT_SPAWN_FAILED(cmd, ENOENT);
+    /* No name at all: a status of its own, not "not found". */
+    cmd = NEW_COMMAND("");
+    CHECK_STATUS(mcp_transport_spawn(cmd, 0, &t), MCP_STATUS_EMPTY_PROGRAM);
+    CHECK(t == NULL);
+    CHECK(no_child_left());
     mcp_command_free(cmd);
 
     /* A file that is not executable: by its path, and found through PATH
@@ -215,10 +251,13 @@ static void test_spawn_failures(void)
     EXPECT_SPAWN_FAILED(cmd, EACCES);
     mcp_command_free(cmd);
 
-    /* A working directory that does not exist: ENOENT too. */
+    /* A working directory that does not exist: ENOENT too, named. */
     cmd = NEW_COMMAND("true");
     CHECK_STATUS(mcp_command_cwd(cmd, "/nonexistent-dir/mcp-stdio"), MCP_STATUS_OK);
     EXPECT_SPAWN_FAILED(cmd, ENOENT);
+    EXPECT_SPAWN_TEXT(cmd, ENOENT,
+                      "cannot start `true`: working directory `/nonexistent-dir/mcp-stdio`: "
+                      "No such file or directory (os error 2)");
     mcp_command_free(cmd);
 
     /* A failed spawn changes nothing: the command still works. */

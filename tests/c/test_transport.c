@@ -384,12 +384,12 @@ static void test_null_arguments(void)
     /* Out of range: nothing queued, no id used. */
     CHECK_STATUS(mcp_transport_set_max_line_len(t, 0), MCP_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(mcp_transport_set_max_queued(t, 0), MCP_STATUS_INVALID_ARGUMENT);
-    CHECK_STATUS(mcp_transport_request(t, "\xff", NULL, 0, 0, &id), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_transport_request(t, "\xff", NULL, 0, 0, &id), MCP_STATUS_INVALID_TEXT);
     CHECK_STATUS(mcp_transport_request(t, "m", LIT_PTR("1"), 1, 0, &id),
-                 MCP_STATUS_INVALID_ARGUMENT); /* params: an object or an array */
+                 MCP_STATUS_INVALID_PARAMS); /* params: an object or an array */
     CHECK_STATUS(mcp_transport_request(t, "m", LIT_PTR("{"), 1, 0, &id), MCP_STATUS_INVALID_JSON);
     CHECK(id == 4242);
-    CHECK_STATUS(mcp_transport_notify(t, "m", LIT_PTR("\"s\""), 3), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_transport_notify(t, "m", LIT_PTR("\"s\""), 3), MCP_STATUS_INVALID_PARAMS);
     CHECK_STATUS(SEND_LIT(t, "{} {}"), MCP_STATUS_INVALID_JSON);
     CHECK_STATUS(mcp_transport_respond(t, LIT_PTR("null"), 4, LIT_PTR("{}"), 2),
                  MCP_STATUS_INVALID_ARGUMENT);
@@ -400,10 +400,10 @@ static void test_null_arguments(void)
     CHECK_STATUS(mcp_transport_respond_error(t, LIT_PTR("true"), 4, -1, "x"),
                  MCP_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(mcp_transport_respond_error(t, LIT_PTR("1"), 1, -1, "\xc3"),
-                 MCP_STATUS_INVALID_ARGUMENT);
+                 MCP_STATUS_INVALID_TEXT);
     EXPECT_NO_OUTPUT(t);
     CHECK_STATUS(mcp_transport_request(t, "m", NULL, 0, 0, NULL), MCP_STATUS_OK); /* id optional */
-    CHECK_STATUS(mcp_transport_cancel(t, 1, "\xff"), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_transport_cancel(t, 1, "\xff"), MCP_STATUS_INVALID_TEXT);
     EXPECT_OUTPUT(t, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n");
     mcp_transport_free(t);
 }
@@ -1053,9 +1053,9 @@ static void test_open_fds_arguments(void)
     CHECK_STATUS(mcp_transport_open_fds(p[0], -1, 0, &t), MCP_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(mcp_transport_open_fds(-5, -5, MCP_TRANSPORT_BORROW_FDS, &t),
                  MCP_STATUS_INVALID_ARGUMENT);
-    CHECK_STATUS(mcp_transport_open_fds(p[0], p[1], 1u << 1, &t), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_transport_open_fds(p[0], p[1], 1u << 1, &t), MCP_STATUS_UNKNOWN_FLAGS);
     CHECK_STATUS(mcp_transport_open_fds(p[0], p[1], 0x80000000u | MCP_TRANSPORT_BORROW_FDS, &t),
-                 MCP_STATUS_INVALID_ARGUMENT);
+                 MCP_STATUS_UNKNOWN_FLAGS);
 
     errno = 0;
     CHECK_STATUS(mcp_transport_open_fds(bad[0], bad[0], 0, &t), MCP_STATUS_IO_ERROR);

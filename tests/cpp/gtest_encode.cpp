@@ -72,12 +72,12 @@ TEST(Encode, InvalidInputThrowsInvalidJson) {
     }
 }
 
-TEST(Encode, UnknownFlagBitsThrowInvalidArgument) {
+TEST(Encode, UnknownFlagBitsThrowUnknownFlags) {
     try {
         (void)mcp::encode("1", static_cast<EncodeFlags>(1u << 9));
         FAIL() << "no exception";
     } catch (const mcp::Error &e) {
-        EXPECT_EQ(e.status(), mcp::Status::InvalidArgument);
+        EXPECT_EQ(e.status(), mcp::Status::UnknownFlags);
     }
 }
 

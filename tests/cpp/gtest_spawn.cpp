@@ -465,11 +465,22 @@ TEST(Spawn, AProgramNotFoundFailsWithEnoent) {
     const std::string what = e.what();
     EXPECT_NE(what.find("mcp::Transport::spawn"), std::string::npos) << what;
     EXPECT_NE(what.find(mcp_status_str(MCP_STATUS_SPAWN_FAILED)), std::string::npos) << what;
-    EXPECT_NE(what.find(std::strerror(ENOENT)), std::string::npos) << what;
+    // Named, with the PATH it was looked up in.
+    EXPECT_NE(what.find("cannot start `mcp-stdio-no-such-program-xyz`: not found in PATH "
+                        "(searched: "),
+              std::string::npos)
+        << what;
 
     const mcp::Error abs = thrown_by([] { (void)Transport::spawn(Command("/nonexistent/prog")); });
     EXPECT_EQ(abs.status(), Status::SpawnFailed);
     EXPECT_EQ(abs.os_error(), std::errc::no_such_file_or_directory);
+    const std::string abs_what = abs.what();
+    EXPECT_NE(abs_what.find("cannot start `/nonexistent/prog`: "), std::string::npos) << abs_what;
+    EXPECT_NE(abs_what.find(std::strerror(ENOENT)), std::string::npos) << abs_what;
+
+    // An empty program is not a missing one.
+    EXPECT_EQ(thrown_by([] { (void)Transport::spawn(Command("")); }).status(),
+              Status::EmptyProgram);
 }
 
 TEST(Spawn, AMissingWorkingDirectoryFailsWithEnoent) {
@@ -557,14 +568,14 @@ TEST(Command, ArgumentErrors) {
     EXPECT_EQ(thrown_by([&] { c.env("", "v"); }).status(), Status::InvalidArgument);
     EXPECT_EQ(thrown_by([&] { c.env("A=B", "v"); }).status(), Status::InvalidArgument);
     EXPECT_EQ(thrown_by([&] { c.env_remove(""); }).status(), Status::InvalidArgument);
-    EXPECT_EQ(thrown_by([&] { c.env("K", "a\0b"sv); }).status(), Status::InvalidArgument);
-    EXPECT_EQ(thrown_by([&] { c.arg("a\0b"sv); }).status(), Status::InvalidArgument);
-    EXPECT_EQ(thrown_by([&] { c.cwd("/\0x"sv); }).status(), Status::InvalidArgument);
+    EXPECT_EQ(thrown_by([&] { c.env("K", "a\0b"sv); }).status(), Status::InvalidText);
+    EXPECT_EQ(thrown_by([&] { c.arg("a\0b"sv); }).status(), Status::InvalidText);
+    EXPECT_EQ(thrown_by([&] { c.cwd("/\0x"sv); }).status(), Status::InvalidText);
     EXPECT_EQ(thrown_by([&] { c.env_mode(static_cast<EnvMode>(7)); }).status(),
               Status::InvalidArgument);
     EXPECT_EQ(thrown_by([&] { c.stderr_mode(static_cast<StderrMode>(-1)); }).status(),
               Status::InvalidArgument);
-    EXPECT_EQ(thrown_by([] { Command bad("c\0at"sv); }).status(), Status::InvalidArgument);
+    EXPECT_EQ(thrown_by([] { Command bad("c\0at"sv); }).status(), Status::InvalidText);
     // After those, the command is still usable and unchanged.
     Transport t = Transport::spawn(c);
     t.close(1s);
@@ -624,7 +635,7 @@ TEST(Command, WorkingDirectory) {
 TEST(OpenStdio, AnUnknownFlagChangesNothing) {
     const mcp::Error e = thrown_by(
         [] { (void)Transport::open_stdio(static_cast<mcp::StdioFlags>(MCP_TRANSPORT_BORROW_FDS)); });
-    EXPECT_EQ(e.status(), Status::InvalidArgument);
+    EXPECT_EQ(e.status(), Status::UnknownFlags);
     EXPECT_EQ(::fcntl(1, F_GETFL) & O_NONBLOCK, 0);
 }
 

@@ -101,6 +101,31 @@ std::int64_t elapsed_ms(Clock::time_point since) {
 // ---------------------------------------------------------------------------
 // The memory transport
 
+// A request whose progress is followed: the token in its _meta, its
+// notifications/progress as Progress events with its id; params that are an
+// array refused.
+TEST(Transport, RequestWithProgress) {
+    Transport t;
+    const std::int64_t id = t.request_with("tools/call", R"({"name":"build"})", 3000ms,
+                                           mcp::RequestFlags::ResetOnProgress, 60000ms);
+    EXPECT_EQ(id, 1);
+    EXPECT_EQ(t.take_output(),
+              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+              "{\"_meta\":{\"progressToken\":1},\"name\":\"build\"}}\n");
+    t.receive("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+              "\"params\":{\"progressToken\":1,\"progress\":1}}\n");
+    auto ev = t.next_event(0ms);
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(ev->kind(), EventKind::Progress);
+    EXPECT_EQ(ev->request_id(), id);
+    EXPECT_EQ(ev->envelope().params(), R"({"progressToken":1,"progress":1})");
+    EXPECT_EQ(status_thrown_by([&] {
+                  (void)t.request_with("m", "[1]", 0ms, mcp::RequestFlags::Progress);
+              }),
+              Status::InvalidParams);
+    EXPECT_EQ(t.take_output(), "");
+}
+
 TEST(Transport, RequestResponseRoundTrip) {
     Transport t;
     ASSERT_TRUE(t);
@@ -470,11 +495,11 @@ TEST(Transport, TextArgumentsNeedNotBeNulTerminated) {
               "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":5,\"message\":\"error\"}}\n");
     // A NUL inside would cut the text short in C: refused.
     const std::string_view with_nul("a\0b", 3);
-    EXPECT_EQ(status_thrown_by([&] { (void)t.request(with_nul); }), Status::InvalidArgument);
-    EXPECT_EQ(status_thrown_by([&] { (void)t.try_request(with_nul); }), Status::InvalidArgument);
-    EXPECT_EQ(status_thrown_by([&] { t.notify(with_nul); }), Status::InvalidArgument);
-    EXPECT_EQ(status_thrown_by([&] { t.respond_error("1", 1, with_nul); }), Status::InvalidArgument);
-    EXPECT_EQ(status_thrown_by([&] { (void)t.request("\xff"); }), Status::InvalidArgument);  // not UTF-8
+    EXPECT_EQ(status_thrown_by([&] { (void)t.request(with_nul); }), Status::InvalidText);
+    EXPECT_EQ(status_thrown_by([&] { (void)t.try_request(with_nul); }), Status::InvalidText);
+    EXPECT_EQ(status_thrown_by([&] { t.notify(with_nul); }), Status::InvalidText);
+    EXPECT_EQ(status_thrown_by([&] { t.respond_error("1", 1, with_nul); }), Status::InvalidText);
+    EXPECT_EQ(status_thrown_by([&] { (void)t.request("\xff"); }), Status::InvalidText);  // not UTF-8
     EXPECT_EQ(t.take_output(), "");
     EXPECT_EQ(t.request("next"), 2);  // refused requests used no id
 }
@@ -483,7 +508,7 @@ TEST(Transport, ArgumentErrors) {
     Transport t;
     EXPECT_EQ(status_thrown_by([&] { t.send(""); }), Status::InvalidJson);
     EXPECT_EQ(status_thrown_by([&] { t.send("{} {}"); }), Status::InvalidJson);
-    EXPECT_EQ(status_thrown_by([&] { (void)t.request("a", "1"); }), Status::InvalidArgument);
+    EXPECT_EQ(status_thrown_by([&] { (void)t.request("a", "1"); }), Status::InvalidParams);
     EXPECT_EQ(status_thrown_by([&] { (void)t.request("a", "{"); }), Status::InvalidJson);
     EXPECT_EQ(status_thrown_by([&] { t.respond("", "{}"); }), Status::InvalidArgument);
     EXPECT_EQ(status_thrown_by([&] { t.respond("{}", "{}"); }), Status::InvalidArgument);
@@ -980,7 +1005,7 @@ TEST(TransportFds, OpenFdsErrors) {
     EXPECT_EQ(status_thrown_by([&] {
                   (void)Transport::open_fds(sp.fds[0], sp.fds[0], static_cast<mcp::TransportFlags>(1u << 9));
               }),
-              Status::InvalidArgument);
+              Status::UnknownFlags);
 }
 
 TEST(TransportFds, ThePeerGoingAwayClosesTheTransport) {

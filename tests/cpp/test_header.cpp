@@ -114,7 +114,7 @@ void test_reader() {
         CHECK(items[4].data == "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
     }
     CHECK(mcp_line_reader_buffered_len(r.get()) == 0);
-    CHECK(mcp_line_reader_set_flags(r.get(), 1u << 7) == MCP_STATUS_INVALID_ARGUMENT);
+    CHECK(mcp_line_reader_set_flags(r.get(), 1u << 7) == MCP_STATUS_UNKNOWN_FLAGS);
     CHECK(mcp_line_reader_set_max_line_len(r.get(), 0) == MCP_STATUS_INVALID_ARGUMENT);
     CHECK(mcp_line_reader_next_message(nullptr, nullptr) == MCP_STATUS_NULL_ARGUMENT);
     mcp_line_reader_free(nullptr);

@@ -87,7 +87,7 @@ def test_server_dying_mid_session():
 def test_missing_server_command():
     run = run_host([], ["/nonexistent/mcp-server"])
     assert run.returncode == 1
-    assert "cannot run /nonexistent/mcp-server" in run.stderr
+    assert "cannot start `/nonexistent/mcp-server`: No such file or directory" in run.stderr
 
 
 def test_demo_session_with_our_server():

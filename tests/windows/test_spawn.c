@@ -84,7 +84,7 @@ static void not_found(void) {
     /* Linux's flag means nothing here. */
     CHECK(mcp_transport_spawn(cmd, MCP_TRANSPORT_KILL_ON_HOST_EXIT, &t) ==
           MCP_STATUS_INVALID_ARGUMENT);
-    CHECK(mcp_transport_spawn(cmd, 1u << 30, &t) == MCP_STATUS_INVALID_ARGUMENT);
+    CHECK(mcp_transport_spawn(cmd, 1u << 30, &t) == MCP_STATUS_UNKNOWN_FLAGS);
     mcp_command_free(cmd);
 }
 

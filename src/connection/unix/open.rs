@@ -9,6 +9,7 @@ use crate::connection::io::Io;
 use crate::connection::{Connection, Inner};
 use crate::error::Error;
 use crate::process::command::Command;
+use crate::process::spawn_error::spawn_error;
 use crate::process::unix::child::reap_owed;
 use crate::process::unix::spawn::start;
 use crate::process::Server;
@@ -100,8 +101,10 @@ impl Connection {
             return Err(Error::InvalidArgument);
         }
         reap_owed();
-        let spawn_failed =
-            |e: std::io::Error| Error::SpawnFailed(e.raw_os_error().unwrap_or(libc::EIO));
+        let spawn_failed = |e: std::io::Error| {
+            let code = e.raw_os_error().unwrap_or(libc::EIO);
+            Error::SpawnFailed(Box::new(spawn_error(cmd, code)))
+        };
         let (pid, pipes) = start(cmd, kill_on_host_exit).map_err(spawn_failed)?;
         let fds = [
             Some(&pipes.stdin),

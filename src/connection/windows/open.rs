@@ -9,6 +9,7 @@ use crate::connection::io::Io;
 use crate::connection::{Connection, Inner};
 use crate::error::Error;
 use crate::process::command::Command;
+use crate::process::spawn_error::spawn_error;
 use crate::process::stderr::StderrLines;
 use crate::process::windows::start::start;
 use crate::process::Server;
@@ -94,7 +95,7 @@ impl Connection {
             return Err(Error::InvalidArgument);
         }
         let failed = |e: std::io::Error| match e.raw_os_error() {
-            Some(code) => Error::SpawnFailed(code),
+            Some(code) => Error::SpawnFailed(Box::new(spawn_error(cmd, code))),
             None if e.kind() == std::io::ErrorKind::InvalidInput => Error::InvalidArgument,
             None => Error::from(e),
         };

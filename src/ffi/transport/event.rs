@@ -46,6 +46,14 @@ pub enum McpEventKind {
     /// The transport is closed. Always the last event, given once; then
     /// `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.
     MCP_EVENT_CLOSED = 7,
+    /// A `notifications/progress` for our request `request_id`, sent with
+    /// `MCP_REQUEST_PROGRESS` (`mcp_transport_request_with`): its
+    /// `progressToken` named the request. `data`/`len`: the line;
+    /// `envelope`: its members (its `params` hold `progress`, `total`,
+    /// `message`). With `MCP_REQUEST_RESET_ON_PROGRESS`, an increasing
+    /// `progress` moved the request's deadline. Only while the request is
+    /// pending; no transport gives these unless asked.
+    MCP_EVENT_PROGRESS = 8,
 }
 
 /// One event of a transport, from `mcp_transport_next_event`. Fields that do
@@ -65,7 +73,7 @@ pub struct McpEvent {
     /// `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`: the message's `McpRpcKind`
     /// (`MCP_RPC_BATCH` for a batch); `MCP_RPC_NONE` otherwise.
     pub rpc_kind: i32,
-    /// `MCP_EVENT_RESPONSE`, `MCP_EVENT_REQUEST_TIMED_OUT`,
+    /// `MCP_EVENT_RESPONSE`, `MCP_EVENT_PROGRESS`, `MCP_EVENT_REQUEST_TIMED_OUT`,
     /// `MCP_EVENT_REQUEST_FAILED`: the id `mcp_transport_request` gave; -1 otherwise.
     pub request_id: i64,
     /// `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`, `MCP_EVENT_INVALID`: the
@@ -130,6 +138,14 @@ impl McpEvent {
                 len: line.len(),
                 envelope: envelope.into(),
                 ..McpEvent::empty(McpEventKind::MCP_EVENT_RESPONSE)
+            },
+            Event::Progress { id, line, envelope } => McpEvent {
+                rpc_kind: McpRpcKind::from(envelope.kind) as i32,
+                request_id: id,
+                data: line.as_ptr(),
+                len: line.len(),
+                envelope: envelope.into(),
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_PROGRESS)
             },
             Event::RequestTimedOut { id } => McpEvent {
                 request_id: id,

@@ -40,8 +40,8 @@ const _: () = assert!(MCP_TRANSPORT_MAX_POLL_FDS == MAX_POLL_FDS);
 /// Returns `MCP_STATUS_OK` and the transport in `*out` (free it with
 /// `mcp_transport_free`), or, with nothing created and the descriptors not
 /// taken (the caller still owns them, flags unchanged):
-/// `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a
-/// negative descriptor, an unknown flag), `MCP_STATUS_IO_ERROR` (a
+/// `MCP_STATUS_NULL_ARGUMENT` (out NULL), `MCP_STATUS_UNKNOWN_FLAGS`,
+/// `MCP_STATUS_INVALID_ARGUMENT` (a negative descriptor), `MCP_STATUS_IO_ERROR` (a
 /// descriptor is not open, or no descriptor was left for the wake-up:
 /// `errno` says why) or `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe. POSIX only;
 /// on Windows, `mcp_transport_open_handles`.
@@ -62,7 +62,10 @@ pub unsafe extern "C" fn mcp_transport_open_fds(
         if out.is_null() {
             return McpStatus::MCP_STATUS_NULL_ARGUMENT;
         }
-        if flags & !KNOWN_FLAGS != 0 || read_fd < 0 || write_fd < 0 {
+        if flags & !KNOWN_FLAGS != 0 {
+            return McpStatus::MCP_STATUS_UNKNOWN_FLAGS;
+        }
+        if read_fd < 0 || write_fd < 0 {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
         // Asked before anything is made: a number that is not open would

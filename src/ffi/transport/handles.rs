@@ -35,8 +35,8 @@ fn is_handle(h: *mut c_void) -> bool {
 ///
 /// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
 /// changed (the handles still the caller's): `MCP_STATUS_NULL_ARGUMENT`
-/// (out NULL), `MCP_STATUS_INVALID_ARGUMENT` (a handle NULL or
-/// `INVALID_HANDLE_VALUE`, or an unknown flag), `MCP_STATUS_OUT_OF_MEMORY`;
+/// (out NULL), `MCP_STATUS_UNKNOWN_FLAGS`, `MCP_STATUS_INVALID_ARGUMENT`
+/// (a handle NULL or `INVALID_HANDLE_VALUE`), `MCP_STATUS_OUT_OF_MEMORY`;
 /// or `MCP_STATUS_IO_ERROR` (a thread or an event could not be made;
 /// `GetLastError()` says why), after which owned handles were closed.
 /// Thread-safe. Windows only.
@@ -57,7 +57,10 @@ pub unsafe extern "C" fn mcp_transport_open_handles(
         if out.is_null() {
             return McpStatus::MCP_STATUS_NULL_ARGUMENT;
         }
-        if flags & !MCP_TRANSPORT_BORROW_HANDLES != 0 || !is_handle(read) || !is_handle(write) {
+        if flags & !MCP_TRANSPORT_BORROW_HANDLES != 0 {
+            return McpStatus::MCP_STATUS_UNKNOWN_FLAGS;
+        }
+        if !is_handle(read) || !is_handle(write) {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
         let made = if flags & MCP_TRANSPORT_BORROW_HANDLES != 0 {

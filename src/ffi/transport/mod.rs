@@ -57,7 +57,8 @@ pub use memory::{
 };
 pub use send::{
     mcp_transport_cancel, mcp_transport_close, mcp_transport_notify, mcp_transport_request,
-    mcp_transport_respond, mcp_transport_respond_error, mcp_transport_send,
+    mcp_transport_request_with, mcp_transport_respond, mcp_transport_respond_error,
+    mcp_transport_send, MCP_REQUEST_PROGRESS, MCP_REQUEST_RESET_ON_PROGRESS,
 };
 #[cfg(os_io)]
 pub use spawn::{

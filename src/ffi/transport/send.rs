@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::{lock, McpStatus, McpTransport};
 use crate::ffi::slice::bytes_in;
-use crate::{Error, Transport};
+use crate::{Error, RequestOptions, Transport};
 
 /// Runs a send on the transport behind `t` and wakes a waiting
 /// `next_event` when it queued something.
@@ -33,7 +33,7 @@ unsafe fn send_with(
 }
 
 /// A NUL-terminated UTF-8 string argument: NULL is
-/// `MCP_STATUS_NULL_ARGUMENT`, invalid UTF-8 `MCP_STATUS_INVALID_ARGUMENT`.
+/// `MCP_STATUS_NULL_ARGUMENT`, invalid UTF-8 `MCP_STATUS_INVALID_TEXT`.
 ///
 /// # Safety
 /// `text` is NULL or a NUL-terminated string that lives for `'a`.
@@ -43,7 +43,7 @@ unsafe fn text_in<'a>(text: *const c_char) -> Result<&'a str, McpStatus> {
     }
     // SAFETY: non-null and NUL-terminated, by the caller's contract.
     let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
-    std::str::from_utf8(bytes).map_err(|_| McpStatus::MCP_STATUS_INVALID_ARGUMENT)
+    std::str::from_utf8(bytes).map_err(|_| McpStatus::MCP_STATUS_INVALID_TEXT)
 }
 
 /// [`text_in`], NULL meaning `None`.
@@ -131,9 +131,10 @@ pub unsafe extern "C" fn mcp_transport_send(
 /// 0: no deadline.
 ///
 /// Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (method
-/// NULL), `MCP_STATUS_INVALID_ARGUMENT` (method not UTF-8; params valid JSON
-/// but not an object or array; ids exhausted), `MCP_STATUS_INVALID_JSON`
-/// (params not one JSON text). A refused request uses no id and writes
+/// NULL), `MCP_STATUS_INVALID_TEXT` (method not UTF-8),
+/// `MCP_STATUS_INVALID_PARAMS` (params valid JSON but not an object or
+/// array), `MCP_STATUS_INVALID_ARGUMENT` (ids exhausted),
+/// `MCP_STATUS_INVALID_JSON` (params not one JSON text). A refused request uses no id and writes
 /// nothing to `*id`. Any thread.
 ///
 /// # Safety
@@ -159,6 +160,76 @@ pub unsafe extern "C" fn mcp_transport_request(
                 // Only a deadline needs the time.
                 let now = Instant::now();
                 let new_id = core.request(method, params, timeout, now)?;
+                if !id.is_null() {
+                    id.write(new_id);
+                }
+                Ok(())
+            })
+        }
+    })
+}
+
+/// `mcp_transport_request_with`'s flag: follow the request's progress. The
+/// transport puts a `progressToken` in the request's `params._meta` (merged
+/// into a `_meta` the params carry, made when they have none; params that
+/// are an array are refused with `MCP_STATUS_INVALID_PARAMS`) and gives
+/// each `notifications/progress` for it as an `MCP_EVENT_PROGRESS` event
+/// with the request's id, until the request ends.
+pub const MCP_REQUEST_PROGRESS: u32 = 1 << 0;
+
+/// `mcp_transport_request_with`'s flag: follow the request's progress (as
+/// `MCP_REQUEST_PROGRESS`) and let each notification whose `progress`
+/// value increases move the deadline to `timeout_ms` from then, never past
+/// `max_ms` after the request was sent (a value that does not increase is
+/// delivered and resets nothing).
+pub const MCP_REQUEST_RESET_ON_PROGRESS: u32 = 1 << 1;
+
+/// `mcp_transport_request` with options: `flags`, a bitwise OR of
+/// `MCP_REQUEST_PROGRESS` and `MCP_REQUEST_RESET_ON_PROGRESS` (0: the same
+/// as `mcp_transport_request`), and `max_ms`, the hard maximum (0: none):
+/// the request times out `max_ms` after it is sent at the latest, whatever
+/// the progress. A long tool call that reports progress every second then
+/// outlives a short `timeout_ms`, and still ends at `max_ms`.
+///
+/// Returns as `mcp_transport_request`, and `MCP_STATUS_UNKNOWN_FLAGS`,
+/// `MCP_STATUS_INVALID_PARAMS` (with progress: params that are an array, a
+/// `_meta` that is not an object or already holds a `progressToken`).
+/// Any thread.
+///
+/// # Safety
+/// As `mcp_transport_request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_request_with(
+    t: *mut McpTransport,
+    method: *const c_char,
+    params: *const u8,
+    params_len: usize,
+    timeout_ms: u32,
+    flags: u32,
+    max_ms: u32,
+    id: *mut i64,
+) -> McpStatus {
+    ffi_boundary!(mcp_transport_request_with, McpStatus::MCP_STATUS_PANIC, {
+        if flags & !(MCP_REQUEST_PROGRESS | MCP_REQUEST_RESET_ON_PROGRESS) != 0 {
+            return McpStatus::MCP_STATUS_UNKNOWN_FLAGS;
+        }
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            send_with(t, |core| {
+                let method = text_in(method)?;
+                let params = optional_json_in(params, params_len)?;
+                let millis = |ms: u32| (ms > 0).then(|| Duration::from_millis(ms.into()));
+                let mut options = RequestOptions::timeout(millis(timeout_ms));
+                if flags & MCP_REQUEST_PROGRESS != 0 {
+                    options = options.progress();
+                }
+                if flags & MCP_REQUEST_RESET_ON_PROGRESS != 0 {
+                    options = options.reset_on_progress();
+                }
+                if let Some(max) = millis(max_ms) {
+                    options = options.max_timeout(max);
+                }
+                let new_id = core.request_with(method, params, options, Instant::now())?;
                 if !id.is_null() {
                     id.write(new_id);
                 }
@@ -236,8 +307,8 @@ pub unsafe extern "C" fn mcp_transport_respond(
 /// build the message yourself and use `mcp_transport_send`.
 ///
 /// Returns as `mcp_transport_send`, and `MCP_STATUS_NULL_ARGUMENT` (message
-/// NULL), `MCP_STATUS_INVALID_ARGUMENT` (`id` not a JSON string or number;
-/// message not UTF-8). Any thread.
+/// NULL), `MCP_STATUS_INVALID_ARGUMENT` (`id` not a JSON string or
+/// number), `MCP_STATUS_INVALID_TEXT` (message not UTF-8). Any thread.
 ///
 /// # Safety
 /// `t` is NULL or a live transport; `id` is NULL or points to `id_len`
@@ -271,7 +342,8 @@ pub unsafe extern "C" fn mcp_transport_respond_error(
 /// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (t NULL),
 /// `MCP_STATUS_INVALID_ARGUMENT` (`id` is not a pending request of ours:
 /// unknown, answered, timed out, cancelled; or it is an `initialize`, which
-/// MCP forbids cancelling; or reason is not UTF-8), `MCP_STATUS_CLOSED`,
+/// MCP forbids cancelling), `MCP_STATUS_INVALID_TEXT` (reason not UTF-8),
+/// `MCP_STATUS_CLOSED`,
 /// `MCP_STATUS_OUT_OF_MEMORY` or `MCP_STATUS_POISONED`; nothing is sent but
 /// on `MCP_STATUS_OK`. Any thread.
 ///

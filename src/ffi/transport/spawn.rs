@@ -101,13 +101,15 @@ pub const MCP_TRANSPORT_CONSOLE_WINDOW: u32 = 1 << 3;
 ///
 /// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
 /// started and nothing left behind (no process, no descriptor):
-/// `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_INVALID_ARGUMENT`
-/// (an unknown flag, or one meaning nothing here; on Windows also an
-/// argument a batch file cannot be given safely), `MCP_STATUS_SPAWN_FAILED`
-/// (`errno` says why: ENOENT for a program not found or a missing working
-/// directory, EACCES, E2BIG, EMFILE...; on Windows `GetLastError()`:
-/// `ERROR_FILE_NOT_FOUND` (2), `ERROR_DIRECTORY` (267), ...),
-/// `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe (`cmd` is only read).
+/// `MCP_STATUS_NULL_ARGUMENT` (cmd or out NULL), `MCP_STATUS_UNKNOWN_FLAGS`,
+/// `MCP_STATUS_INVALID_ARGUMENT` (a flag meaning nothing here; an
+/// environment name empty or holding `=`; on Windows also an argument a
+/// batch file cannot be given safely), `MCP_STATUS_EMPTY_PROGRAM`,
+/// `MCP_STATUS_SPAWN_FAILED` (`errno` says why: ENOENT for a program not
+/// found or a missing working directory, EACCES, E2BIG, EMFILE...; on
+/// Windows `GetLastError()`: `ERROR_FILE_NOT_FOUND` (2), `ERROR_DIRECTORY`
+/// (267), ...; `mcp_command_spawn_error` says it in words, naming the
+/// program and the `PATH` searched), `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe (`cmd` is only read).
 ///
 /// macOS and the BSDs: nothing ends the server when the host dies (there
 /// is no `PR_SET_PDEATHSIG` and no job): free the transport before the
@@ -131,19 +133,20 @@ pub unsafe extern "C" fn mcp_transport_spawn(
         if out.is_null() {
             return McpStatus::MCP_STATUS_NULL_ARGUMENT;
         }
-        let known = if cfg!(any(target_os = "linux", target_os = "android")) {
-            MCP_TRANSPORT_KILL_ON_HOST_EXIT
-        } else if cfg!(windows) {
-            MCP_TRANSPORT_CONSOLE_WINDOW
-        } else {
-            0
-        };
-        if flags & !known != 0 {
+        // Both flags are known everywhere; each means something on its own
+        // platform only (elsewhere: an invalid argument, not an unknown bit).
+        if flags & !(MCP_TRANSPORT_KILL_ON_HOST_EXIT | MCP_TRANSPORT_CONSOLE_WINDOW) != 0 {
+            return McpStatus::MCP_STATUS_UNKNOWN_FLAGS;
+        }
+        if flags & MCP_TRANSPORT_CONSOLE_WINDOW != 0 && !cfg!(windows) {
             return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
         }
         let kill_on_host_exit = flags & MCP_TRANSPORT_KILL_ON_HOST_EXIT != 0;
         let console_window = flags & MCP_TRANSPORT_CONSOLE_WINDOW != 0;
-        let spawn = || Connection::spawn_with(&cmd.0, kill_on_host_exit, console_window);
+        let spawn = || {
+            cmd.0.check()?; // an empty program
+            Connection::spawn_with(&cmd.0, kill_on_host_exit, console_window)
+        };
         let made = McpTransport::make(spawn);
         // SAFETY: `out` is non-null and writable, by the caller's contract.
         unsafe { super::hand_out(made, out) }

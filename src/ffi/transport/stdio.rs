@@ -39,7 +39,7 @@ pub const MCP_TRANSPORT_GUARD_STDOUT: u32 = 1 << 1;
 ///
 /// Returns `MCP_STATUS_OK` and the transport in `*out`, or, with nothing
 /// changed: `MCP_STATUS_NULL_ARGUMENT` (out NULL),
-/// `MCP_STATUS_INVALID_ARGUMENT` (a flag other than
+/// `MCP_STATUS_UNKNOWN_FLAGS` (a flag other than
 /// `MCP_TRANSPORT_GUARD_STDOUT`), `MCP_STATUS_IO_ERROR` (descriptor 0 or 1
 /// is not open, or no descriptor is left; `errno` says why),
 /// `MCP_STATUS_OUT_OF_MEMORY`. Thread-safe, but descriptor 1 is process
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn mcp_transport_open_stdio(
             return McpStatus::MCP_STATUS_NULL_ARGUMENT;
         }
         if flags & !MCP_TRANSPORT_GUARD_STDOUT != 0 {
-            return McpStatus::MCP_STATUS_INVALID_ARGUMENT;
+            return McpStatus::MCP_STATUS_UNKNOWN_FLAGS;
         }
         let guard = flags & MCP_TRANSPORT_GUARD_STDOUT != 0;
         let made = McpTransport::make(|| Connection::open_stdio(guard));

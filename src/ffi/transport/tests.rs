@@ -278,11 +278,11 @@ fn the_handle_is_checked_first_and_outputs_only_on_success() {
         );
         assert_eq!(
             mcp_transport_request(t, c"m".as_ptr(), b"1".as_ptr(), 1, 0, &mut id),
-            MCP_STATUS_INVALID_ARGUMENT
+            MCP_STATUS_INVALID_PARAMS
         );
         assert_eq!(
             mcp_transport_request(t, c"\xff".as_ptr(), ptr::null(), 0, 0, &mut id),
-            MCP_STATUS_INVALID_ARGUMENT
+            MCP_STATUS_INVALID_TEXT
         );
         assert_eq!(id, 77);
         assert_eq!(

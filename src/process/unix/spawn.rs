@@ -5,7 +5,7 @@
 //! POSIX build (macOS) uses posix_spawn(3), with no code of ours in the
 //! child, but for `kill_on_host_exit` (Linux only), which needs the fork.
 
-use std::ffi::{c_int, OsStr};
+use std::ffi::{c_int, OsStr, OsString};
 use std::io;
 #[cfg(not(linux_apis))]
 use std::os::fd::AsFd;
@@ -85,16 +85,21 @@ fn dev_null() -> io::Result<OwnedFd> {
     above_stdio(file.into())
 }
 
+/// The `PATH` a program named without a `/` is looked up in: the one in
+/// the server's environment `env`, or the host's when it gets none.
+pub(crate) fn lookup_path(env: &[(OsString, OsString)]) -> Option<OsString> {
+    env.iter()
+        .find(|(n, _)| n == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PATH"))
+}
+
 /// Starts the server `cmd` describes; its pid and our ends of its pipes.
 pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc::pid_t, Pipes)> {
     // Refused off Linux by the caller: PR_SET_PDEATHSIG is Linux's only.
     debug_assert!(!kill_on_host_exit || cfg!(any(target_os = "linux", target_os = "android")));
     let env = cmd.environment();
-    let child_path = env
-        .iter()
-        .find(|(n, _)| n == "PATH")
-        .map(|(_, v)| v.clone());
-    let host_path = std::env::var_os("PATH");
+    let path = lookup_path(&env);
     // The server's working directory, absolute (a host whose own is gone
     // can still start programs by absolute paths).
     let host_dir = std::env::current_dir().unwrap_or_default();
@@ -102,8 +107,8 @@ pub(crate) fn start(cmd: &Command, kill_on_host_exit: bool) -> io::Result<(libc:
         Some(dir) => host_dir.join(dir),
         None => host_dir,
     };
-    let path = child_path.as_deref().or(host_path.as_deref());
-    let program = resolve(&cmd.program, path, &base).map_err(io::Error::from_raw_os_error)?;
+    let program =
+        resolve(&cmd.program, path.as_deref(), &base).map_err(io::Error::from_raw_os_error)?;
     // PR_SET_PDEATHSIG has to be asked for in the child: fork and exec.
     #[cfg(not(linux_apis))]
     if !kill_on_host_exit {

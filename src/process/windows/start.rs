@@ -83,6 +83,24 @@ fn var<'a>(vars: &'a [Var], name: &str) -> Option<&'a [u16]> {
         .map(|(_, v)| &v[..])
 }
 
+/// The directories of the `PATH` the server gets, in order (quotes around
+/// one taken off, empty ones left out, as the lookup does).
+pub(crate) fn path_dirs(cmd: &Command) -> Vec<PathBuf> {
+    let vars = environment(cmd);
+    let Some(path) = var(&vars, "PATH") else {
+        return Vec::new();
+    };
+    path.split(|&c| c == b';' as u16)
+        .map(|dir| {
+            dir.strip_prefix(&[b'"' as u16])
+                .and_then(|d| d.strip_suffix(&[b'"' as u16]))
+                .unwrap_or(dir)
+        })
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| PathBuf::from(OsString::from_wide(dir)))
+        .collect()
+}
+
 /// The server's working directory, absolute.
 fn working_dir(cmd: &Command) -> io::Result<PathBuf> {
     let host = std::env::current_dir()?;

@@ -1,8 +1,15 @@
-//! The errors of the safe API.
+//! The errors of the safe API: [`Error`], and the reports two of its
+//! variants carry: how a server exited (`exit.rs`) and why one could not
+//! be started (`spawn.rs`).
+
+mod exit;
+mod spawn;
 
 use std::fmt;
 
-use crate::end_reason::ServerExit;
+pub(crate) use exit::last_line;
+pub use exit::ServerExitReport;
+pub use spawn::{SpawnCause, SpawnError};
 
 /// Why an operation of this crate failed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -13,9 +20,16 @@ pub enum Error {
     /// Memory for the data could not be allocated; nothing was changed.
     OutOfMemory,
     /// An argument is out of range or of the wrong shape (a bound of 0, an id
-    /// that is not a string or number token, params that are not an object
-    /// or an array, an unknown request to cancel); nothing was done.
+    /// that is not a string or number token, an unknown request to cancel,
+    /// an environment name that is empty or holds `=`); nothing was done.
     InvalidArgument,
+    /// Params that are not a JSON object or array (JSON-RPC's rule);
+    /// nothing was done.
+    InvalidParams,
+    /// A text (a command's program, argument, variable or directory) holds
+    /// a NUL, which the system cannot pass (on Windows, or through the C
+    /// API, also text that is not valid UTF-8); nothing was done.
+    InvalidText,
     /// The output queue is full: nothing was queued; take output and try again.
     WouldBlock,
     /// The transport is closing or closed: nothing was done.
@@ -25,10 +39,13 @@ pub enum Error {
     /// A call to the operating system failed: its error code (`errno`);
     /// [`std::io::Error::from_raw_os_error`] describes it.
     Os(i32),
-    /// The server could not be started: the operating system's error code
-    /// (`ENOENT` for a program not found or a missing working directory,
-    /// `EACCES`, `E2BIG`, `EMFILE`...).
-    SpawnFailed(i32),
+    /// The server could not be started: the program, the operating
+    /// system's error code (`ENOENT`, `EACCES`, `E2BIG`, `EMFILE`...) and
+    /// what it means here ("not found in PATH (searched: ...)", a working
+    /// directory that is missing). Nothing is left behind.
+    SpawnFailed(Box<SpawnError>),
+    /// The command's program is empty: nothing was started.
+    EmptyProgram,
     /// A spawned server exited by itself before the answer came: how, and
     /// the last lines of its stderr. Its text is what a host shows: "server
     /// exited with code 1 before its first message: ModuleNotFoundError:
@@ -46,16 +63,16 @@ impl fmt::Display for Error {
             Error::InvalidJson => "input is not one JSON text in valid UTF-8",
             Error::OutOfMemory => "out of memory",
             Error::InvalidArgument => "an argument is out of range",
+            Error::InvalidParams => "params must be a JSON object or array",
+            Error::InvalidText => "a text holds a NUL (or is not valid UTF-8)",
+            Error::EmptyProgram => "the program to start is empty",
             Error::WouldBlock => "the output queue is full",
             Error::Closed => "the transport is closed",
             Error::BufferTooSmall(_) => "the buffer is too small",
             Error::Poisoned => "an earlier call panicked: the connection is unusable",
             Error::Os(code) => return std::io::Error::from_raw_os_error(*code).fmt(f),
             Error::ServerExited(report) => return report.fmt(f),
-            Error::SpawnFailed(code) => {
-                let why = std::io::Error::from_raw_os_error(*code);
-                return write!(f, "the server could not be started: {why}");
-            }
+            Error::SpawnFailed(spawn) => return spawn.fmt(f),
         };
         f.write_str(text)
     }
@@ -63,54 +80,15 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// How a spawned server exited by itself, and what it last wrote to its
-/// stderr ([`Error::ServerExited`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ServerExitReport {
-    /// Its exit status, and whether it ever wrote a line on its stdout.
-    pub exit: ServerExit,
-    /// The last lines of its stderr, as
-    /// [`Connection::stderr_tail`](crate::Connection::stderr_tail) gives
-    /// them (empty where the library does not read its stderr).
-    pub stderr_tail: Vec<u8>,
-}
-
-/// The longest part of a stderr line a reason's text quotes, in bytes.
-const QUOTED_MAX: usize = 200;
-
-impl ServerExitReport {
-    /// The last line of the stderr tail that is not blank, trimmed, cut at
-    /// 200 bytes (at a character's boundary), lossily decoded: what a
-    /// one-line reason quotes.
-    pub fn last_stderr_line(&self) -> Option<String> {
-        last_line(&self.stderr_tail)
-    }
-}
-
-/// The last line of `tail` that is not blank (see
-/// [`ServerExitReport::last_stderr_line`]).
-pub(crate) fn last_line(tail: &[u8]) -> Option<String> {
-    let line = tail
-        .split(|&b| b == b'\n')
-        .map(|line| line.trim_ascii())
-        .rfind(|line| !line.is_empty())?;
-    let text = String::from_utf8_lossy(line);
-    let mut end = text.len().min(QUOTED_MAX);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    Some(text[..end].to_owned())
-}
-
-impl fmt::Display for ServerExitReport {
-    /// The exit ("server exited with code 1 before its first message"),
-    /// then ": " and the last stderr line, when there is one.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.exit.fmt(f)?;
-        if let Some(line) = self.last_stderr_line() {
-            write!(f, ": {line}")?;
+impl Error {
+    /// The operating system's error code behind [`Error::Os`] and
+    /// [`Error::SpawnFailed`]; `None` for the others.
+    pub fn os_code(&self) -> Option<i32> {
+        match self {
+            Error::Os(code) => Some(*code),
+            Error::SpawnFailed(spawn) => Some(spawn.code),
+            _ => None,
         }
-        Ok(())
     }
 }
 
