@@ -187,9 +187,9 @@ fn params_must_be_one_structured_json_text() {
     for scalar in [&b"1"[..], b"null", b"\"s\"", b"true", b" 2 "] {
         assert_eq!(
             t.request("m", Some(scalar), None, now),
-            Err(Error::InvalidArgument)
+            Err(Error::InvalidParams)
         );
-        assert_eq!(t.notify("m", Some(scalar)), Err(Error::InvalidArgument));
+        assert_eq!(t.notify("m", Some(scalar)), Err(Error::InvalidParams));
     }
     assert_eq!(t.queued_len(), 0, "a refused send queues nothing");
     // A refused request uses no id.

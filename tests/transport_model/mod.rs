@@ -173,8 +173,8 @@ pub const PARAMS: &[(Option<&[u8]>, Result<Option<&[u8]>, Error>)] = &[
         Ok(Some(b"{\"t\":\"\\u00e9\xc3\xa9\"}")),
     ),
     (Some(b"{"), Err(Error::InvalidJson)),
-    (Some(b"1"), Err(Error::InvalidArgument)),
-    (Some(b"\"s\""), Err(Error::InvalidArgument)),
+    (Some(b"1"), Err(Error::InvalidParams)),
+    (Some(b"\"s\""), Err(Error::InvalidParams)),
 ];
 
 /// Id tokens given to `respond`/`respond_error`, and what is written.
