@@ -468,6 +468,22 @@ enum McpEventKind
    * pending; no transport gives these unless asked.
    */
   MCP_EVENT_PROGRESS = 8,
+  /**
+   * A notification of the stream of our `subscriptions/listen` request
+   * `request_id` (MCP 2026-07-28): its
+   * `_meta["io.modelcontextprotocol/subscriptionId"]` named the request
+   * (`notifications/subscriptions/acknowledged`, then what it listens
+   * to). `data`/`len`: the line; `envelope`: its members. Only while
+   * the subscription is open.
+   */
+  MCP_EVENT_SUBSCRIPTION = 9,
+  /**
+   * The server ended our subscription `request_id` with a
+   * `notifications/cancelled` for it: the listen request is over (no
+   * other event comes for it). `data`/`len`: the line (its
+   * `params.reason` may say why).
+   */
+  MCP_EVENT_SUBSCRIPTION_ENDED = 10,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -778,13 +794,16 @@ typedef struct McpEvent {
    */
   int32_t rpc_kind;
   /**
-   * `MCP_EVENT_RESPONSE`, `MCP_EVENT_PROGRESS`, `MCP_EVENT_REQUEST_TIMED_OUT`,
+   * `MCP_EVENT_RESPONSE`, `MCP_EVENT_PROGRESS`, `MCP_EVENT_SUBSCRIPTION`,
+   * `MCP_EVENT_SUBSCRIPTION_ENDED`, `MCP_EVENT_REQUEST_TIMED_OUT`,
    * `MCP_EVENT_REQUEST_FAILED`: the id `mcp_transport_request` gave; -1 otherwise.
    */
   int64_t request_id;
   /**
-   * `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`, `MCP_EVENT_INVALID`: the
-   * line, trimmed, not NUL-terminated (NULL for a line too long);
+   * `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`, `MCP_EVENT_INVALID`, and
+   * the notifications tied to a request (`MCP_EVENT_PROGRESS`,
+   * `MCP_EVENT_SUBSCRIPTION`, `MCP_EVENT_SUBSCRIPTION_ENDED`): the line,
+   * trimmed, not NUL-terminated (NULL for a line too long);
    * `MCP_EVENT_STDERR`: one stderr line without its newline.
    */
   const uint8_t *data;
@@ -793,8 +812,9 @@ typedef struct McpEvent {
    */
   size_t len;
   /**
-   * `MCP_EVENT_MESSAGE` (but a batch), `MCP_EVENT_RESPONSE`: the message's
-   * id, method, params, result and error, pointing into `data`.
+   * `MCP_EVENT_MESSAGE` (but a batch), `MCP_EVENT_RESPONSE` and the
+   * notifications tied to a request: the message's id, method, params,
+   * result and error, pointing into `data`.
    */
   struct McpEnvelope envelope;
   /**

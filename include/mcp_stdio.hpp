@@ -883,6 +883,12 @@ enum class EventKind : std::int32_t {
     /// envelope() its members. With RequestFlags::ResetOnProgress an
     /// increasing progress moved the request's deadline.
     Progress = MCP_EVENT_PROGRESS,
+    /// A notification of the stream of our subscriptions/listen request
+    /// request_id() (MCP 2026-07-28): its _meta named the subscription.
+    Subscription = MCP_EVENT_SUBSCRIPTION,
+    /// The server ended our subscription request_id() (its
+    /// notifications/cancelled for it): the listen request is over.
+    SubscriptionEnded = MCP_EVENT_SUBSCRIPTION_ENDED,
 };
 
 /// Why a transport ended (Transport::end_reason): mcp_stdio.h's
@@ -1806,6 +1812,8 @@ inline std::string_view to_string(EventKind k) noexcept {
     case EventKind::Stderr: return "Stderr";
     case EventKind::Closed: return "Closed";
     case EventKind::Progress: return "Progress";
+    case EventKind::Subscription: return "Subscription";
+    case EventKind::SubscriptionEnded: return "SubscriptionEnded";
     }
     return "EventKind(?)";
 }

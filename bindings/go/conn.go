@@ -979,6 +979,17 @@ func (c *Conn) route(ev *C.McpEvent) {
 			c.strays.Add(1)
 			c.routeUnhandled(ev, KindMessage)
 		}
+	case C.MCP_EVENT_PROGRESS, C.MCP_EVENT_SUBSCRIPTION:
+		// Notifications the library tied to a request (a subscription's
+		// stream): delivered as the notifications they are.
+		c.routeIncoming(ev)
+	case C.MCP_EVENT_SUBSCRIPTION_ENDED:
+		// The server ended a subscriptions/listen: its Request returns
+		// ErrSubscriptionEnded, and the notification is delivered too.
+		if ch := c.takePending(int64(ev.request_id)); ch != nil {
+			ch <- callResult{err: ErrSubscriptionEnded}
+		}
+		c.routeIncoming(ev)
 	case C.MCP_EVENT_INVALID:
 		c.invalid.Add(1)
 		c.routeUnhandled(ev, Kind(ev.invalid_kind))

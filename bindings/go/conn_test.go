@@ -1002,3 +1002,43 @@ func BenchmarkConnRoundTripParallel(b *testing.B) {
 		}
 	})
 }
+
+// A subscriptions/listen Request (MCP 2026-07-28): its stream's
+// notifications reach the Handler as before; the server's
+// notifications/cancelled for it ends the Request with ErrSubscriptionEnded
+// (and reaches the Handler too).
+func TestConnSubscriptionEndedByTheServer(t *testing.T) {
+	got := make(chan string, 8)
+	cfg := &mcpstdio.ConnConfig{Handler: func(ctx context.Context, req *mcpstdio.Request) {
+		got <- req.Method
+	}}
+	c, p := newFakePeer(t, cfg)
+	res := request(c, context.Background(), "subscriptions/listen", json.RawMessage(`{}`))
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+	select {
+	case m := <-got:
+		if m != "notifications/tools/list_changed" {
+			t.Fatalf("handler got %q", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream's notification never reached the handler")
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"bye"}}`)
+	select {
+	case r := <-res:
+		if !errors.Is(r.err, mcpstdio.ErrSubscriptionEnded) {
+			t.Fatalf("Request = %s, %v; want ErrSubscriptionEnded", r.res, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listen Request did not end")
+	}
+	select {
+	case m := <-got:
+		if m != "notifications/cancelled" {
+			t.Fatalf("handler got %q", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancellation never reached the handler")
+	}
+}

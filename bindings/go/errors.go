@@ -75,6 +75,11 @@ var (
 	ErrPoisoned = statusError(C.MCP_STATUS_POISONED)
 )
 
+// ErrSubscriptionEnded is the error of a subscriptions/listen Request (MCP
+// 2026-07-28) that the server ended with a notifications/cancelled for it
+// (the notification is delivered to the notification handler too).
+var ErrSubscriptionEnded = errors.New("mcpstdio: the server ended the subscription")
+
 // ErrClosed is returned by the methods of a LineReader (or Decoder) after
 // Close, and by a Conn's sends and Requests once the connection is closed
 // or closing.

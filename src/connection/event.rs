@@ -31,6 +31,8 @@ enum Kind {
     Message,
     Response(i64),
     Progress(i64),
+    Subscription(i64),
+    SubscriptionEnded(i64),
     TimedOut(i64),
     Failed(i64, EndReason),
     Invalid(InvalidKind, usize),
@@ -57,6 +59,12 @@ impl EventData {
             Event::Message { line, envelope } => (Kind::Message, line, Some(envelope)),
             Event::Response { id, line, envelope } => (Kind::Response(id), line, Some(envelope)),
             Event::Progress { id, line, envelope } => (Kind::Progress(id), line, Some(envelope)),
+            Event::Subscription { id, line, envelope } => {
+                (Kind::Subscription(id), line, Some(envelope))
+            }
+            Event::SubscriptionEnded { id, line, envelope } => {
+                (Kind::SubscriptionEnded(id), line, Some(envelope))
+            }
             Event::RequestTimedOut { id } => (Kind::TimedOut(id), &[][..], None),
             Event::RequestFailed { id, reason } => (Kind::Failed(id, reason), &[][..], None),
             Event::Invalid {
@@ -109,6 +117,16 @@ impl EventData {
                 envelope: envelope(),
             },
             Kind::Progress(id) => Event::Progress {
+                id,
+                line,
+                envelope: envelope(),
+            },
+            Kind::Subscription(id) => Event::Subscription {
+                id,
+                line,
+                envelope: envelope(),
+            },
+            Kind::SubscriptionEnded(id) => Event::SubscriptionEnded {
                 id,
                 line,
                 envelope: envelope(),

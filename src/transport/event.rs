@@ -55,6 +55,29 @@ pub enum Event<'a> {
         /// Its envelope (a notification).
         envelope: Envelope<'a>,
     },
+    /// A notification of the stream of our `subscriptions/listen` request
+    /// `id` (MCP 2026-07-28): its `_meta["io.modelcontextprotocol/subscriptionId"]`
+    /// named the request (`notifications/subscriptions/acknowledged`, then
+    /// the changes it listens to). Only while the subscription is open.
+    Subscription {
+        /// The listen request's id.
+        id: i64,
+        /// The line, trimmed.
+        line: &'a [u8],
+        /// Its envelope (a notification).
+        envelope: Envelope<'a>,
+    },
+    /// The server ended our subscription `id` with a `notifications/cancelled`
+    /// for it (the one case in which a server sends one): the listen request
+    /// is over (no other event comes for it; listen again if needed).
+    SubscriptionEnded {
+        /// The listen request's id.
+        id: i64,
+        /// The line, trimmed (its `params.reason` may say why).
+        line: &'a [u8],
+        /// Its envelope.
+        envelope: Envelope<'a>,
+    },
     /// Request `id` got no answer by its deadline: it is forgotten (a late
     /// answer is a [`Event::Message`]) and, unless it was an `initialize`,
     /// a `notifications/cancelled` for it was queued.

@@ -12,6 +12,7 @@ mod options;
 mod progress;
 mod queue;
 mod requests;
+mod subscription;
 
 use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
@@ -236,6 +237,7 @@ impl Transport {
                 },
                 initialize: method == "initialize",
                 progress,
+                subscription: method == subscription::LISTEN,
             },
         );
         Ok(id)
@@ -584,18 +586,13 @@ impl Transport {
                         };
                         match ours.and_then(|id| self.requests.remove(id).map(|_| id)) {
                             Some(id) => Event::Response { id, line, envelope },
-                            // A request's progress is followed: its
-                            // notifications/progress are tied to it.
+                            // Notifications tied to a request of ours: the
+                            // progress of one whose progress is followed,
+                            // the stream and the end of a subscription.
                             None if rpc == Some(RpcKind::Notification)
-                                && self.requests.any_followed() =>
+                                && self.requests.any_tied() =>
                             {
-                                let now = clock();
-                                match progress::of_ours(&envelope) {
-                                    Some((id, value)) if self.requests.progress(id, value, now) => {
-                                        Event::Progress { id, line, envelope }
-                                    }
-                                    _ => Event::Message { line, envelope },
-                                }
+                                tied(&mut self.requests, line, envelope, clock)
                             }
                             None => Event::Message { line, envelope },
                         }
@@ -661,6 +658,36 @@ impl Transport {
                 Ok(Some(Event::Closed))
             }
         }
+    }
+}
+
+/// The event of a notification (`line`, `envelope`) that may be tied to a
+/// request of ours: [`Event::Progress`] for a request whose progress is
+/// followed, [`Event::Subscription`] and [`Event::SubscriptionEnded`] for
+/// an open subscription (its end forgets it); else [`Event::Message`].
+fn tied<'a>(
+    requests: &mut Requests,
+    line: &'a [u8],
+    envelope: crate::envelope::Envelope<'a>,
+    clock: impl FnOnce() -> Instant,
+) -> Event<'a> {
+    if requests.any_followed() {
+        if let Some((id, value)) = progress::of_ours(&envelope) {
+            if requests.progress(id, value, clock()) {
+                return Event::Progress { id, line, envelope };
+            }
+            return Event::Message { line, envelope };
+        }
+    }
+    match subscription::tie(&envelope) {
+        Some(subscription::Tie::Stream(id)) if requests.is_subscription(id) => {
+            Event::Subscription { id, line, envelope }
+        }
+        Some(subscription::Tie::Ended(id)) if requests.is_subscription(id) => {
+            requests.remove(id);
+            Event::SubscriptionEnded { id, line, envelope }
+        }
+        _ => Event::Message { line, envelope },
     }
 }
 

@@ -25,6 +25,8 @@ pub(crate) struct Pending {
     pub(crate) initialize: bool,
     /// Its progress is followed (its id is its progress token).
     pub(crate) progress: Option<Progress>,
+    /// A `subscriptions/listen`: its stream's notifications are tied to it.
+    pub(crate) subscription: bool,
 }
 
 /// How a request's progress is followed.
@@ -48,6 +50,8 @@ pub(crate) struct Requests {
     timed: usize,
     /// How many pending requests have their progress followed.
     followed: usize,
+    /// How many pending requests are subscriptions.
+    subscriptions: usize,
 }
 
 impl Requests {
@@ -69,11 +73,23 @@ impl Requests {
             self.timed += 1;
         }
         self.followed += usize::from(request.progress.is_some());
+        self.subscriptions += usize::from(request.subscription);
     }
 
     /// Some pending request has its progress followed.
     pub(crate) fn any_followed(&self) -> bool {
         self.followed > 0
+    }
+
+    /// Some pending request has notifications tied to it (its progress
+    /// followed, or a subscription).
+    pub(crate) fn any_tied(&self) -> bool {
+        self.followed > 0 || self.subscriptions > 0
+    }
+
+    /// `id` is a pending subscription.
+    pub(crate) fn is_subscription(&self, id: i64) -> bool {
+        self.pending.get(&id).is_some_and(|r| r.subscription)
     }
 
     /// Progress `value` came for request `id`: recorded, and when it
@@ -127,6 +143,7 @@ impl Requests {
     pub(crate) fn remove(&mut self, id: i64) -> Option<Pending> {
         let request = self.pending.remove(&id)?;
         self.followed -= usize::from(request.progress.is_some());
+        self.subscriptions -= usize::from(request.subscription);
         if request.deadline.is_some() {
             self.timed -= 1;
             self.drop_stale();
@@ -214,6 +231,7 @@ mod tests {
                     deadline: Some(t0 + Duration::from_secs((n - id) as u64)),
                     initialize: false,
                     progress: None,
+                    subscription: false,
                 },
             );
         }
@@ -237,6 +255,7 @@ mod tests {
                     deadline: Some(t0 + Duration::from_secs(s)),
                     initialize: false,
                     progress: None,
+                    subscription: false,
                 },
             );
         }

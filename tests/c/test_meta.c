@@ -57,7 +57,8 @@ static void test_status_strings(void)
           MCP_TRANSPORT_KILL_ON_HOST_EXIT == 4 && MCP_TRANSPORT_MAX_POLL_FDS == 5);
     CHECK(sizeof(McpEnvMode) == 4 && sizeof(McpStderrMode) == 4);
 #endif
-    CHECK(MCP_EVENT_STDERR == 6 && MCP_EVENT_CLOSED == 7 && MCP_EVENT_PROGRESS == 8);
+    CHECK(MCP_EVENT_STDERR == 6 && MCP_EVENT_CLOSED == 7 && MCP_EVENT_PROGRESS == 8 &&
+          MCP_EVENT_SUBSCRIPTION == 9 && MCP_EVENT_SUBSCRIPTION_ENDED == 10);
     CHECK(MCP_REQUEST_PROGRESS == 1 && MCP_REQUEST_RESET_ON_PROGRESS == 2);
 
     for (i = 0; i < sizeof known / sizeof known[0]; i++) {

@@ -54,6 +54,18 @@ pub enum McpEventKind {
     /// `progress` moved the request's deadline. Only while the request is
     /// pending; no transport gives these unless asked.
     MCP_EVENT_PROGRESS = 8,
+    /// A notification of the stream of our `subscriptions/listen` request
+    /// `request_id` (MCP 2026-07-28): its
+    /// `_meta["io.modelcontextprotocol/subscriptionId"]` named the request
+    /// (`notifications/subscriptions/acknowledged`, then what it listens
+    /// to). `data`/`len`: the line; `envelope`: its members. Only while
+    /// the subscription is open.
+    MCP_EVENT_SUBSCRIPTION = 9,
+    /// The server ended our subscription `request_id` with a
+    /// `notifications/cancelled` for it: the listen request is over (no
+    /// other event comes for it). `data`/`len`: the line (its
+    /// `params.reason` may say why).
+    MCP_EVENT_SUBSCRIPTION_ENDED = 10,
 }
 
 /// One event of a transport, from `mcp_transport_next_event`. Fields that do
@@ -73,17 +85,21 @@ pub struct McpEvent {
     /// `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`: the message's `McpRpcKind`
     /// (`MCP_RPC_BATCH` for a batch); `MCP_RPC_NONE` otherwise.
     pub rpc_kind: i32,
-    /// `MCP_EVENT_RESPONSE`, `MCP_EVENT_PROGRESS`, `MCP_EVENT_REQUEST_TIMED_OUT`,
+    /// `MCP_EVENT_RESPONSE`, `MCP_EVENT_PROGRESS`, `MCP_EVENT_SUBSCRIPTION`,
+    /// `MCP_EVENT_SUBSCRIPTION_ENDED`, `MCP_EVENT_REQUEST_TIMED_OUT`,
     /// `MCP_EVENT_REQUEST_FAILED`: the id `mcp_transport_request` gave; -1 otherwise.
     pub request_id: i64,
-    /// `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`, `MCP_EVENT_INVALID`: the
-    /// line, trimmed, not NUL-terminated (NULL for a line too long);
+    /// `MCP_EVENT_MESSAGE`, `MCP_EVENT_RESPONSE`, `MCP_EVENT_INVALID`, and
+    /// the notifications tied to a request (`MCP_EVENT_PROGRESS`,
+    /// `MCP_EVENT_SUBSCRIPTION`, `MCP_EVENT_SUBSCRIPTION_ENDED`): the line,
+    /// trimmed, not NUL-terminated (NULL for a line too long);
     /// `MCP_EVENT_STDERR`: one stderr line without its newline.
     pub data: *const u8,
     /// The number of bytes at `data` (for a line too long: bytes received).
     pub len: usize,
-    /// `MCP_EVENT_MESSAGE` (but a batch), `MCP_EVENT_RESPONSE`: the message's
-    /// id, method, params, result and error, pointing into `data`.
+    /// `MCP_EVENT_MESSAGE` (but a batch), `MCP_EVENT_RESPONSE` and the
+    /// notifications tied to a request: the message's id, method, params,
+    /// result and error, pointing into `data`.
     pub envelope: McpEnvelope,
     /// `MCP_EVENT_INVALID`: an `McpMessageKind`, `MCP_MESSAGE_PARSE_ERROR`,
     /// `MCP_MESSAGE_TOO_LONG` or `MCP_MESSAGE_INVALID_JSONRPC`; 0 otherwise.
@@ -117,6 +133,19 @@ impl McpEvent {
 }
 
 impl McpEvent {
+    /// A notification tied to our request `id`.
+    #[inline]
+    fn tied(kind: McpEventKind, id: i64, line: &[u8], envelope: crate::Envelope<'_>) -> McpEvent {
+        McpEvent {
+            rpc_kind: McpRpcKind::from(envelope.kind) as i32,
+            request_id: id,
+            data: line.as_ptr(),
+            len: line.len(),
+            envelope: envelope.into(),
+            ..McpEvent::empty(kind)
+        }
+    }
+
     /// The C form of `event` (`exit`: how a spawned server ended, as far
     /// as known, for `Closed` and `RequestFailed`). Its pointers borrow the event's data.
     // Inlined into `next_event`, the event is built in the caller's memory
@@ -139,14 +168,18 @@ impl McpEvent {
                 envelope: envelope.into(),
                 ..McpEvent::empty(McpEventKind::MCP_EVENT_RESPONSE)
             },
-            Event::Progress { id, line, envelope } => McpEvent {
-                rpc_kind: McpRpcKind::from(envelope.kind) as i32,
-                request_id: id,
-                data: line.as_ptr(),
-                len: line.len(),
-                envelope: envelope.into(),
-                ..McpEvent::empty(McpEventKind::MCP_EVENT_PROGRESS)
-            },
+            Event::Progress { id, line, envelope } => {
+                McpEvent::tied(McpEventKind::MCP_EVENT_PROGRESS, id, line, envelope)
+            }
+            Event::Subscription { id, line, envelope } => {
+                McpEvent::tied(McpEventKind::MCP_EVENT_SUBSCRIPTION, id, line, envelope)
+            }
+            Event::SubscriptionEnded { id, line, envelope } => McpEvent::tied(
+                McpEventKind::MCP_EVENT_SUBSCRIPTION_ENDED,
+                id,
+                line,
+                envelope,
+            ),
             Event::RequestTimedOut { id } => McpEvent {
                 request_id: id,
                 ..McpEvent::empty(McpEventKind::MCP_EVENT_REQUEST_TIMED_OUT)

@@ -140,6 +140,75 @@ fn a_request_and_its_response_through_the_c_abi() {
     }
 }
 
+/// The notifications tied to a request, through the C ABI: progress of a
+/// request sent with MCP_REQUEST_PROGRESS, the stream and the end of a
+/// subscription.
+#[test]
+fn notifications_tied_to_a_request_through_the_c_abi() {
+    unsafe {
+        let t = mcp_transport_new();
+        let mut id = 0;
+        assert_eq!(
+            mcp_transport_request_with(
+                t,
+                c"tools/call".as_ptr(),
+                ptr::null(),
+                0,
+                3000,
+                MCP_REQUEST_PROGRESS | MCP_REQUEST_RESET_ON_PROGRESS,
+                60_000,
+                &mut id
+            ),
+            MCP_STATUS_OK
+        );
+        assert_eq!(
+            mcp_transport_request_with(t, c"m".as_ptr(), ptr::null(), 0, 0, 4, 0, &mut id),
+            MCP_STATUS_UNKNOWN_FLAGS
+        );
+        let mut listen = 0;
+        assert_eq!(
+            mcp_transport_request(
+                t,
+                c"subscriptions/listen".as_ptr(),
+                b"{}".as_ptr(),
+                2,
+                0,
+                &mut listen
+            ),
+            MCP_STATUS_OK
+        );
+        assert_eq!((id, listen), (1, 2));
+        assert_eq!(
+            output(t, 64),
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"_meta\":{\"progressToken\":1}}}\n\
+               {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"subscriptions/listen\",\"params\":{}}\n"[..]
+        );
+        let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\
+            {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":2}}}\n\
+            {\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2}}\n";
+        assert_eq!(
+            mcp_transport_receive(t, input.as_ptr(), input.len()),
+            MCP_STATUS_OK
+        );
+        let mut ev = event();
+        for (kind, request_id) in [
+            (McpEventKind::MCP_EVENT_PROGRESS, 1),
+            (McpEventKind::MCP_EVENT_SUBSCRIPTION, 2),
+            (McpEventKind::MCP_EVENT_SUBSCRIPTION_ENDED, 2),
+        ] {
+            assert_eq!(mcp_transport_next_event(t, 0, &mut ev), MCP_STATUS_OK);
+            assert_eq!((ev.kind, ev.request_id), (kind as i32, request_id));
+            assert_eq!(ev.rpc_kind, McpRpcKind::MCP_RPC_NOTIFICATION as i32);
+            assert!(!slice(ev.envelope.params).is_empty());
+        }
+        assert_eq!(
+            mcp_transport_next_event(t, 0, &mut ev),
+            MCP_STATUS_NO_MESSAGE
+        );
+        mcp_transport_free(t);
+    }
+}
+
 #[test]
 fn event_data_survives_sends_from_other_threads() {
     unsafe {
