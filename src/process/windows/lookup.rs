@@ -111,7 +111,17 @@ pub(crate) fn find_program(
         };
         return candidates(&base, &exts).find(|p| is_file(p));
     }
-    let path = path.unwrap_or_default();
+    path_entries(path.unwrap_or_default())
+        .map(|dir| match is_absolute(dir) || has_drive(dir) {
+            true => join(dir, name),
+            false => join(&join(cwd, dir), name),
+        })
+        .find_map(|base| candidates(&base, &exts).find(|p| is_file(p)))
+}
+
+/// The directories of a `PATH` value, in order: split at `;`, quotes around
+/// one taken off, empty ones left out.
+pub(crate) fn path_entries(path: &[u16]) -> impl Iterator<Item = &[u16]> {
     path.split(|&c| c == b';' as u16)
         .map(|dir| {
             dir.strip_prefix(&[b'"' as u16])
@@ -119,11 +129,6 @@ pub(crate) fn find_program(
                 .unwrap_or(dir)
         })
         .filter(|dir| !dir.is_empty())
-        .map(|dir| match is_absolute(dir) || has_drive(dir) {
-            true => join(dir, name),
-            false => join(&join(cwd, dir), name),
-        })
-        .find_map(|base| candidates(&base, &exts).find(|p| is_file(p)))
 }
 
 /// The program is a batch file, to be run through `cmd.exe`.

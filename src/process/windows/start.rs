@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::cmdline::{batch_line, program_line, Refused};
 use super::env::{allowed, block, overlay, same_name, BadVar, Var};
-use super::lookup::{find_program, is_batch};
+use super::lookup::{find_program, is_batch, path_entries};
 use crate::process::command::{Command, EnvMode, StderrMode};
 use crate::sys::windows::job::Job;
 use crate::sys::windows::pipe::{pipe, Direction};
@@ -83,20 +83,14 @@ fn var<'a>(vars: &'a [Var], name: &str) -> Option<&'a [u16]> {
         .map(|(_, v)| &v[..])
 }
 
-/// The directories of the `PATH` the server gets, in order (quotes around
-/// one taken off, empty ones left out, as the lookup does).
+/// The directories of the `PATH` the server gets, in order, as the lookup
+/// reads them.
 pub(crate) fn path_dirs(cmd: &Command) -> Vec<PathBuf> {
     let vars = environment(cmd);
     let Some(path) = var(&vars, "PATH") else {
         return Vec::new();
     };
-    path.split(|&c| c == b';' as u16)
-        .map(|dir| {
-            dir.strip_prefix(&[b'"' as u16])
-                .and_then(|d| d.strip_suffix(&[b'"' as u16]))
-                .unwrap_or(dir)
-        })
-        .filter(|dir| !dir.is_empty())
+    path_entries(path)
         .map(|dir| PathBuf::from(OsString::from_wide(dir)))
         .collect()
 }
