@@ -108,6 +108,6 @@ pub use reader::{LineReader, DEFAULT_MAX_LINE_LEN};
 pub use simd::{force_simd_level, simd_level, SimdLevel};
 pub use transport::{Event, InvalidKind, RequestOptions, Transport};
 
-pub use connection::{Connection, Sender, DROP_GRACE};
+pub use connection::{Connection, Sender, DROP_GRACE, KEPT_MAX};
 #[cfg(os_io)]
 pub use process::command::{Command, EnvMode, StderrMode};

@@ -102,6 +102,11 @@ impl EventData {
         Ok(())
     }
 
+    /// The bytes it holds (what a kept event costs).
+    pub(super) fn len(&self) -> usize {
+        self.line.len()
+    }
+
     /// The event kept, borrowing the copy.
     pub(super) fn event(&self) -> Event<'_> {
         let line = &self.line[..];

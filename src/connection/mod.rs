@@ -5,6 +5,8 @@
 //! with a deadline. Safe code over `sys` and `process`.
 //!
 //! - `mod.rs`: the connection, its sender, the state behind the lock;
+//! - `call.rs`: [`Connection::call`], a request and its answer awaited,
+//!   the peer's requests answered and every other event kept meanwhile;
 //! - `driver.rs`: the loop of `next_event` (write, read, supervise, ask the
 //!   core, wait);
 //! - `end.rs`: why it ended (reason, text, error), and a server's exit;
@@ -15,6 +17,7 @@
 //! - `unix/`, `windows/`: each platform's ends (descriptors, handles), its
 //!   constructors, and its waits.
 
+mod call;
 mod driver;
 mod end;
 mod event;
@@ -35,6 +38,7 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::transport::{Event, RequestOptions, Transport};
 
+pub use call::KEPT_MAX;
 pub(crate) use driver::{Exit, Taken, Wait};
 // What the C face's descriptor calls use besides the public API.
 #[cfg(all(os_io, unix, feature = "capi"))]
@@ -110,6 +114,10 @@ pub struct Connection {
     /// The data of the last event, copied out of the connection's lock so
     /// that a [`Sender`] can send (answer) while the caller holds the event.
     event: event::EventData,
+    /// Events a [`call`](Connection::call) took while it waited, for the
+    /// next `next_event` calls, in order; and their bytes.
+    kept: std::collections::VecDeque<event::EventData>,
+    kept_bytes: usize,
     /// The descriptor an event loop waits on, made when first asked for.
     #[cfg(linux_apis)]
     poll_fd: std::sync::OnceLock<unix::poll::PollFd>,
@@ -418,6 +426,8 @@ impl Connection {
                 shared: Shared::new(inner),
             },
             event: event::EventData::default(),
+            kept: std::collections::VecDeque::new(),
+            kept_bytes: 0,
             #[cfg(linux_apis)]
             poll_fd: std::sync::OnceLock::new(),
         }
@@ -486,6 +496,12 @@ impl Connection {
     /// [`Error::OutOfMemory`] (judging a line, or queuing a cancellation;
     /// call again), [`Error::Os`] (the wait failed), [`Error::Poisoned`].
     pub fn next_event(&mut self, timeout: Option<Duration>) -> Result<Option<Event<'_>>, Error> {
+        // What a `call` kept comes first, in the order it came.
+        if let Some(kept) = self.kept.pop_front() {
+            self.kept_bytes -= kept.len();
+            self.event = kept;
+            return Ok(Some(self.event.event()));
+        }
         let wait = Wait::from_timeout(timeout);
         let data = &mut self.event;
         let taken = self

@@ -32,6 +32,14 @@ pub enum Error {
     InvalidText,
     /// The output queue is full: nothing was queued; take output and try again.
     WouldBlock,
+    /// A request reached its deadline unanswered
+    /// ([`Connection::call`](crate::Connection::call)).
+    TimedOut,
+    /// [`Connection::call`](crate::Connection::call) kept more events for
+    /// later than it may (16 MiB of their bytes) while it waited: it gave
+    /// up waiting; what it kept is still delivered by `next_event`, and so
+    /// is the answer when it comes (as [`Event::Response`](crate::Event::Response)).
+    KeptEventsFull,
     /// The transport is closing or closed: nothing was done.
     Closed,
     /// The caller's buffer is too short: the output needs this many bytes.
@@ -67,6 +75,8 @@ impl fmt::Display for Error {
             Error::InvalidText => "a text holds a NUL (or is not valid UTF-8)",
             Error::EmptyProgram => "the program to start is empty",
             Error::WouldBlock => "the output queue is full",
+            Error::TimedOut => "the request timed out",
+            Error::KeptEventsFull => "too many events came while the call waited (16 MiB kept)",
             Error::Closed => "the transport is closed",
             Error::BufferTooSmall(_) => "the buffer is too small",
             Error::Poisoned => "an earlier call panicked: the connection is unusable",

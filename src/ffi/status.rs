@@ -82,6 +82,9 @@ impl From<Error> for McpStatus {
             Error::InvalidText => McpStatus::MCP_STATUS_INVALID_TEXT,
             Error::EmptyProgram => McpStatus::MCP_STATUS_EMPTY_PROGRAM,
             Error::WouldBlock => McpStatus::MCP_STATUS_WOULD_BLOCK,
+            Error::TimedOut => McpStatus::MCP_STATUS_TIMED_OUT,
+            // Only `Connection::call` gives it, which the C face has not.
+            Error::KeptEventsFull => McpStatus::MCP_STATUS_WOULD_BLOCK,
             Error::Closed | Error::ServerExited(_) => McpStatus::MCP_STATUS_CLOSED,
             Error::BufferTooSmall(_) => McpStatus::MCP_STATUS_BUFFER_TOO_SMALL,
             Error::Poisoned => McpStatus::MCP_STATUS_POISONED,
