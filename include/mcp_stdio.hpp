@@ -155,6 +155,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -1365,7 +1366,11 @@ public:
     /// Takes other's transport; other becomes empty.
     Transport(Transport &&other) noexcept
         : handle_(std::exchange(other.handle_, nullptr)),
-          closed_(std::exchange(other.closed_, false)) {}
+          closed_(std::exchange(other.closed_, false)),
+          kept_(std::move(other.kept_)),
+          kept_head_(std::exchange(other.kept_head_, 0)),
+          kept_bytes_(std::exchange(other.kept_bytes_, 0)),
+          lent_(std::move(other.lent_)) {}
 
     /// Frees this transport (see ~Transport) and takes other's; other
     /// becomes empty. Self-assignment is a no-op.
@@ -1374,6 +1379,10 @@ public:
             mcp_transport_free(handle_);
             handle_ = std::exchange(other.handle_, nullptr);
             closed_ = std::exchange(other.closed_, false);
+            kept_ = std::move(other.kept_);
+            kept_head_ = std::exchange(other.kept_head_, 0);
+            kept_bytes_ = std::exchange(other.kept_bytes_, 0);
+            lent_ = std::move(other.lent_);
         }
         return *this;
     }
@@ -1381,6 +1390,10 @@ public:
     friend void swap(Transport &a, Transport &b) noexcept {
         std::swap(a.handle_, b.handle_);
         std::swap(a.closed_, b.closed_);
+        a.kept_.swap(b.kept_);
+        std::swap(a.kept_head_, b.kept_head_);
+        std::swap(a.kept_bytes_, b.kept_bytes_);
+        std::swap(a.lent_, b.lent_);
     }
 
     /// False for a moved-from (or released) transport.
@@ -1520,6 +1533,79 @@ public:
         return id;
     }
 
+    /// The most call keeps of the events it takes for later (their bytes).
+    static constexpr std::size_t call_kept_max = std::size_t(16) << 20;
+
+    /// Sends the request and waits for its end: the response line (a
+    /// result or an error response; mcp_envelope_parse gives its members),
+    /// or a throw with the reason:
+    /// mcp::Error(TimedOut) at its deadline (a notifications/cancelled was
+    /// sent), mcp::Error(Closed) when the transport ended first, its what()
+    /// saying why ("server exited with code 1 before its first message:
+    /// ModuleNotFoundError: ..."). Meanwhile the peer's requests are
+    /// answered with -32601 "Method not found" (so that a server waiting
+    /// for its answer cannot deadlock the call; call_with gives them to a
+    /// handler), and every other event is kept, in order, for the next
+    /// next_event calls: nothing is dropped. At most call_kept_max bytes
+    /// are kept: past it the wait ends with mcp::Error(WouldBlock) (what
+    /// was kept is still delivered, and the answer when it comes, as a
+    /// Response). Receiving side (see Threads).
+    std::string call(std::string_view method, std::string_view params = {},
+                     std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                     RequestFlags flags = RequestFlags::None,
+                     std::chrono::milliseconds max = std::chrono::milliseconds(0)) {
+        return call_with(method, params, timeout, flags, max, [](Transport &t, const Event &req) {
+            try {
+                t.respond_error(req.envelope().id(), -32601, "Method not found");
+            } catch (const Error &) {
+                // The peer is gone meanwhile: its answer is moot.
+            }
+        });
+    }
+
+    /// As call, the peer's requests given to on_request(*this, event) to
+    /// answer (respond or respond_error with event.envelope().id()).
+    std::string call_with(std::string_view method, std::string_view params,
+                          std::chrono::milliseconds timeout, RequestFlags flags,
+                          std::chrono::milliseconds max,
+                          const std::function<void(Transport &, const Event &)> &on_request) {
+        const std::int64_t id = request_with(method, params, timeout, flags, max);
+        for (;;) {
+            McpEvent ev{};
+            const McpStatus st = mcp_transport_next_event(handle_, -1, &ev);
+            const int os_errno = detail::last_os_error();
+            if (st == MCP_STATUS_END_OF_STREAM) {
+                closed_ = true;
+                throw Error(Status::Closed, "mcp::Transport::call");
+            }
+            detail::check(st, "mcp::Transport::call", os_errno);
+            if (st != MCP_STATUS_OK) continue;
+            if (ev.request_id == id && ev.kind == MCP_EVENT_RESPONSE) {
+                return std::string(reinterpret_cast<const char *>(ev.data), ev.len);
+            }
+            if (ev.request_id == id && ev.kind == MCP_EVENT_REQUEST_TIMED_OUT) {
+                throw Error(Status::TimedOut, "mcp::Transport::call: the request timed out");
+            }
+            if (ev.request_id == id && ev.kind == MCP_EVENT_REQUEST_FAILED) {
+                const std::string why = "mcp::Transport::call: " + end_text();
+                throw Error(Status::Closed, why.c_str());
+            }
+            if (ev.kind == MCP_EVENT_MESSAGE && ev.rpc_kind == MCP_RPC_REQUEST) {
+                on_request(*this, Event(ev));
+                continue;
+            }
+            Kept k;
+            k.ev = ev;
+            if (ev.data != nullptr) k.bytes.assign(reinterpret_cast<const char *>(ev.data), ev.len);
+            kept_bytes_ += k.bytes.size();
+            kept_.push_back(std::move(k));
+            if (kept_bytes_ > call_kept_max) {
+                throw Error(Status::WouldBlock,
+                            "mcp::Transport::call: more than 16 MiB of events kept while waiting");
+            }
+        }
+    }
+
     /// As request, but WouldBlock and Closed come in the result instead of
     /// being thrown (other errors still throw).
     [[nodiscard]] RequestResult try_request(
@@ -1638,6 +1724,17 @@ public:
     /// mcp::Error(IoError) with os_error() (poll(2) failed), std::bad_alloc
     /// (call again), mcp::Error(Poisoned).
     [[nodiscard]] std::optional<Event> next_event(std::chrono::milliseconds timeout) {
+        // What a call kept comes first, in the order it came.
+        if (kept_head_ < kept_.size()) {
+            lent_ = std::move(kept_[kept_head_++]);
+            if (kept_head_ == kept_.size()) {
+                kept_.clear();
+                kept_head_ = 0;
+            }
+            kept_bytes_ -= lent_.bytes.size();
+            if (lent_.ev.kind == MCP_EVENT_CLOSED) closed_ = true;
+            return Event(lent_.rebased());
+        }
         McpEvent ev{};
         const std::int32_t ms = detail::clamp_ms<std::int32_t>(timeout, -1, INT32_MAX);
         const McpStatus st = mcp_transport_next_event(handle_, ms, &ev);
@@ -1757,6 +1854,30 @@ public:
 private:
     McpTransport *handle_;
     bool closed_ = false;
+    // Events a call took while it waited, copied (their data lives in
+    // `bytes`), for the next next_event calls; and the one lent last.
+    struct Kept {
+        McpEvent ev{};
+        std::string bytes;
+
+        // ev, its pointers into bytes.
+        McpEvent rebased() const noexcept {
+            McpEvent e = ev;
+            const auto at = [&](const std::uint8_t *p) {
+                return reinterpret_cast<const std::uint8_t *>(bytes.data()) + (p - ev.data);
+            };
+            if (ev.data != nullptr) e.data = at(ev.data);
+            for (McpSlice *s : {&e.envelope.id, &e.envelope.method, &e.envelope.params,
+                                &e.envelope.result, &e.envelope.error}) {
+                if (s->data != nullptr) s->data = at(s->data);
+            }
+            return e;
+        }
+    };
+    std::vector<Kept> kept_;  // from kept_head_ on (a vector: its move is noexcept)
+    std::size_t kept_head_ = 0;
+    std::size_t kept_bytes_ = 0;
+    Kept lent_;
 };
 
 // ---------------------------------------------------------------------------

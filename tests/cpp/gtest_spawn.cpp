@@ -344,6 +344,49 @@ TEST(Spawn, AServerExitingAtOnceSaysWhyFromTheFirstFailure) {
     EXPECT_EQ(std::string(e.what()).rfind("mcp::Transport::notify: " + why, 0), 0u) << e.what();
 }
 
+// call: the server asks back (roots/list) and waits for the answer, then
+// notifies and answers. The call answers it (-32601 by default), returns
+// the response, and the notification and stderr line are kept for
+// next_event; a server that dies fails the call with why.
+TEST(Spawn, CallAnswersThePeerAndKeepsTheRest) {
+    const char *script =
+        "read call; echo '{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"roots/list\"}';"
+        "read answer; echo \"$answer\" >&2;"
+        "echo '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}';"
+        "echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}'; exec sleep 100";
+    Transport t = Transport::spawn(sh(script));
+    EXPECT_EQ(t.call("tools/call", R"({"name":"x"})", 20s),
+              R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})");
+    std::vector<Got> meanwhile;
+    while (meanwhile.size() < 2) {
+        auto ev = t.next_event(10s);
+        ASSERT_TRUE(ev);
+        meanwhile.push_back(copy(*ev));
+    }
+    const std::string answer =
+        R"({"jsonrpc":"2.0","id":"s1","error":{"code":-32601,"message":"Method not found"}})";
+    bool saw_answer = false, saw_note = false;
+    for (const Got &g : meanwhile) {
+        saw_answer |= g.kind == EventKind::Stderr && g.data == answer;
+        saw_note |= g.kind == EventKind::Message &&
+                    g.data.find("notifications/message") != std::string::npos;
+    }
+    EXPECT_TRUE(saw_answer);
+    EXPECT_TRUE(saw_note);
+
+    Transport dies = Transport::spawn(sh("echo 'npm ERR! 404' >&2; exit 1"));
+    const mcp::Error e = thrown_by([&] { (void)dies.call("tools/list", {}, 20s); });
+    EXPECT_EQ(e.status(), Status::Closed);
+    EXPECT_NE(std::string(e.what()).find(
+                  "server exited with code 1 before its first message: npm ERR! 404"),
+              std::string::npos)
+        << e.what();
+    const auto kept = dies.next_event(0ms);
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->kind(), EventKind::Stderr);
+    EXPECT_EQ(kept->data(), "npm ERR! 404");
+}
+
 TEST(Spawn, AServerThatHonoursSigtermEndsAtTheGrace) {
     Transport t = Transport::spawn(sh("echo ready >&2; exec sleep 30"));
     EXPECT_EQ(first_stderr_line(t), "ready");
