@@ -10,7 +10,12 @@
  *   --read-resource URI       read a resource (repeatable)
  *   --expect-tool NAME        tools/list must offer NAME (repeatable)
  *   --expect-text SUBSTRING   some tool or resource text must contain it (repeatable)
- *   --timeout SEC             how long to wait for each response (default 10)
+ *   --timeout SEC             how long to wait for each response (default 10); a
+ *                             tool call that reports progress gets it again at
+ *                             each step (the transport resets its deadline)
+ *   --max-time SEC            the longest a tool call may take, progress or not
+ *                             (default 600)
+ *   --no-progress-reset       progress does not reset a tool call's timeout
  *   --max-line BYTES          longest line accepted from the server (default 64 MiB)
  *   --legacy                  no server/discover probe: the initialize handshake at once
  *   --protocol-version V      the version asked for in initialize (default 2025-11-25)
@@ -89,6 +94,7 @@
 #define DEFAULT_PROTOCOL_VERSION "2025-11-25" /* the legacy handshake's */
 #define DEMO_ECHO_TEXT "hello from mcp-stdio"
 #define DEFAULT_TIMEOUT_MS 10000  /* per expected response */
+#define DEFAULT_MAX_MS 600000    /* the longest a tool call may take, progress or not */
 #define SHUTDOWN_TIMEOUT_MS 5000  /* default, for the server to exit after its stdin closes */
 #define MAX_LIST_PAGES 100        /* tools/list pages followed */
 
@@ -140,6 +146,8 @@ typedef struct {
     Expectation *texts; /* --expect-text */
     size_t n_texts;
     int64_t timeout_ms;
+    int64_t max_ms;     /* --max-time */
+    int progress_reset; /* not --no-progress-reset */
     size_t max_line;
     const char *protocol_version;
     int legacy;
@@ -191,17 +199,46 @@ static void print_sent(const Buf *json)
     mcp_buffer_free(&out);
 }
 
+/* params with the progress token the transport put in it for request id:
+ * merged into the _meta that make_params appended last (2026-07-28), or a
+ * _meta of its own first. For the transcript only: the transport writes the
+ * request. */
+static void with_progress_token(const Host *h, const Buf *params, int64_t id, Buf *out)
+{
+    char token[64];
+    const char *meta = NULL;
+    for (const char *p = params->p; (p = strstr(p, "\"_meta\":{")) != NULL; p++)
+        meta = p; /* the last one: make_params's */
+    size_t at = h->modern && meta ? (size_t)(meta - params->p) + strlen("\"_meta\":{") : 1;
+    snprintf(token, sizeof token, h->modern && meta ? "\"progressToken\":%lld," :
+             "\"_meta\":{\"progressToken\":%lld},", (long long)id);
+    buf_put(out, params->p, at);
+    buf_puts(out, token);
+    buf_put(out, params->p + at, params->len - at);
+}
+
 /* Queues a request (params: raw JSON, or NULL for none); returns its id, or
- * -1 if the transport refused it (logged). The answer comes as an event. */
+ * -1 if the transport refused it (logged). The answer comes as an event. A
+ * tools/call follows its progress: each increase resets its timeout (unless
+ * --no-progress-reset), never past --max-time. */
 static int64_t send_request(Host *h, const char *method, const Buf *params)
 {
     int64_t id;
-    McpStatus st = mcp_transport_request(h->t, method, params ? (const uint8_t *)params->p : NULL,
-                                         params ? params->len : 0,
-                                         (uint32_t)h->cfg->timeout_ms, &id);
+    int follow = strcmp(method, "tools/call") == 0 && params && params->len > 2;
+    uint32_t flags = follow ? MCP_REQUEST_PROGRESS : 0;
+    if (follow && h->cfg->progress_reset)
+        flags |= MCP_REQUEST_RESET_ON_PROGRESS;
+    McpStatus st = mcp_transport_request_with(
+        h->t, method, params ? (const uint8_t *)params->p : NULL, params ? params->len : 0,
+        (uint32_t)h->cfg->timeout_ms, flags, follow ? (uint32_t)h->cfg->max_ms : 0, &id);
     if (st != MCP_STATUS_OK) {
         log_msg("cannot write %s to the server: %s", method, mcp_status_str(st));
         return -1;
+    }
+    Buf merged = {0};
+    if (follow) {
+        with_progress_token(h, params, id, &merged);
+        params = &merged;
     }
     Buf b = {0};
     char head[64];
@@ -215,6 +252,7 @@ static int64_t send_request(Host *h, const char *method, const Buf *params)
     buf_puts(&b, "}");
     print_sent(&b);
     buf_free(&b);
+    buf_free(&merged);
     return id;
 }
 
@@ -330,6 +368,12 @@ static int pump(Host *h, int timeout_ms)
     case MCP_EVENT_REQUEST_TIMED_OUT:
     case MCP_EVENT_REQUEST_FAILED:
         handle_end_of_request(h, &ev);
+        break;
+    case MCP_EVENT_PROGRESS: /* a notifications/progress of our tools/call */
+        fputs("<- ", stdout);
+        fwrite(ev.data, 1, ev.len, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
         break;
     case MCP_EVENT_INVALID:
         if (ev.invalid_kind == MCP_MESSAGE_TOO_LONG)
@@ -890,7 +934,10 @@ static void usage(FILE *f, const char *prog)
             "  --read-resource URI       read a resource (repeatable)\n"
             "  --expect-tool NAME        tools/list must offer NAME (repeatable)\n"
             "  --expect-text SUBSTRING   a tool or resource text must contain it (repeatable)\n"
-            "  --timeout SEC             wait this long for each response (default %d)\n"
+            "  --timeout SEC             wait this long for each response (default %d);\n"
+            "                            a tool call's progress resets it\n"
+            "  --max-time SEC            the longest a tool call may take (default %d)\n"
+            "  --no-progress-reset       progress does not reset a tool call's timeout\n"
             "  --max-line BYTES          longest line accepted from the server (default %d)\n"
             "  --legacy                  no server/discover probe: initialize at once\n"
             "  --protocol-version V      version asked for in initialize (default %s)\n"
@@ -900,7 +947,7 @@ static void usage(FILE *f, const char *prog)
             "  --inherit-env             the server gets the whole environment\n"
             "Speaks MCP " MODERN_VERSION " (server/discover), else the initialize handshake.\n"
             "Without --call/--read-resource/--expect-*: the demo session (echo, add).\n",
-            prog, DEFAULT_TIMEOUT_MS / 1000, MCP_READER_DEFAULT_MAX_LINE_LEN,
+            prog, DEFAULT_TIMEOUT_MS / 1000, DEFAULT_MAX_MS / 1000, MCP_READER_DEFAULT_MAX_LINE_LEN,
             DEFAULT_PROTOCOL_VERSION, SHUTDOWN_TIMEOUT_MS / 1000);
 }
 
@@ -945,7 +992,8 @@ static int parse_args(int argc, char **argv, Config *cfg)
             cfg->tools[cfg->n_tools++] = (Expectation){argv[++i], 0};
         } else if (strcmp(a, "--expect-text") == 0 && left >= 1) {
             cfg->texts[cfg->n_texts++] = (Expectation){argv[++i], 0};
-        } else if ((strcmp(a, "--timeout") == 0 || strcmp(a, "--shutdown-timeout") == 0) &&
+        } else if ((strcmp(a, "--timeout") == 0 || strcmp(a, "--shutdown-timeout") == 0 ||
+                    strcmp(a, "--max-time") == 0) &&
                    left >= 1) {
             char *end;
             double sec = strtod(argv[++i], &end);
@@ -953,7 +1001,11 @@ static int parse_args(int argc, char **argv, Config *cfg)
                 fprintf(stderr, DEMO_PROG ": %s: not a number of seconds: %s\n", a, argv[i]);
                 return 2;
             }
-            *(a[2] == 't' ? &cfg->timeout_ms : &cfg->shutdown_ms) = (int64_t)(sec * 1000);
+            *(a[2] == 't' ? &cfg->timeout_ms
+              : a[2] == 'm' ? &cfg->max_ms
+                            : &cfg->shutdown_ms) = (int64_t)(sec * 1000);
+        } else if (strcmp(a, "--no-progress-reset") == 0) {
+            cfg->progress_reset = 0;
         } else if (strcmp(a, "--allow-kill") == 0) {
             cfg->allow_kill = 1;
         } else if (strcmp(a, "--legacy") == 0) {
@@ -1008,6 +1060,8 @@ int main(int argc, char **argv)
         .tools = calloc(cap + 2, sizeof(Expectation)),
         .texts = calloc(cap, sizeof(Expectation)),
         .timeout_ms = DEFAULT_TIMEOUT_MS,
+        .max_ms = DEFAULT_MAX_MS,
+        .progress_reset = 1,
         .max_line = MCP_READER_DEFAULT_MAX_LINE_LEN,
         .protocol_version = DEFAULT_PROTOCOL_VERSION,
         .shutdown_ms = SHUTDOWN_TIMEOUT_MS,

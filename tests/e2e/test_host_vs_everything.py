@@ -38,7 +38,11 @@ def test_tools_resources_and_server_requests():
     init = run.results("initialize")[0]
     assert init["serverInfo"]["name"] == "mcp-servers/everything"
     assert init["protocolVersion"] == "2025-11-25"
-    assert all("_meta" not in (m.get("params") or {}) for m in run.sent[1:])
+    # No 2026-07-28 metadata in a 2025-11-25 session: a tool call's _meta
+    # holds its progress token (as 2025-11-25 has it), nothing else.
+    assert all(
+        set((m.get("params") or {}).get("_meta", {})) <= {"progressToken"} for m in run.sent[1:]
+    ), run.sent
 
     assert {"echo", "get-sum", "get-tiny-image", "get-roots-list"} <= set(run.tools)
     listed = [t["name"] for r in run.results("tools/list") for t in r["tools"]]
@@ -87,3 +91,49 @@ def test_tool_error_fails_the_host():
     assert result.get("isError") is True
     assert "the tool reported an error (isError true)" in run.stderr
     assert run.summary.startswith("FAILED: 2/3"), run.describe()
+
+
+def _long_operation(*options):
+    """A tool call that reports progress every second for 5 s, with a 2 s
+    timeout: the transport follows its progress (the token in its _meta)."""
+    run = run_host(
+        [
+            "--timeout", "2",
+            *options,
+            *call("trigger-long-running-operation", duration=5, steps=5),
+            "--allow-kill", "--shutdown-timeout", "1",
+        ],
+        EVERYTHING_SERVER,
+        env=node_env(),
+    )
+    (request,) = run.requests("tools/call")
+    progress = [
+        m for m in run.received
+        if m.get("method") == "notifications/progress"
+        and m["params"]["progressToken"] == request["params"]["_meta"]["progressToken"]
+    ]
+    return run, request, progress
+
+
+def test_progress_resets_a_short_deadline():
+    # Each step's notifications/progress moves the 2 s deadline: the 5 s
+    # call succeeds.
+    run, request, progress = _long_operation()
+    assert run.returncode == 0, run.describe()
+    assert request["params"]["_meta"]["progressToken"] == request["id"], request
+    assert [p["params"]["progress"] for p in progress] == [1, 2, 3, 4, 5], run.describe()
+    assert "Long running operation completed" in first_text(run.response_to(request)["result"])
+
+
+def test_without_the_reset_the_deadline_stands():
+    run, request, progress = _long_operation("--no-progress-reset")
+    assert run.returncode == 1, run.describe()
+    assert "timed out after 2000 ms waiting for the response to tools/call" in run.stderr, run.describe()
+    assert 1 <= len(progress) <= 2, run.describe()
+
+
+def test_the_hard_maximum_stops_it():
+    run, request, progress = _long_operation("--max-time", "3")
+    assert run.returncode == 1, run.describe()
+    assert "timed out" in run.stderr, run.describe()
+    assert 2 <= len(progress) <= 3, run.describe()
