@@ -16,6 +16,10 @@
  *   --max-time SEC            the longest a tool call may take, progress or not
  *                             (default 600)
  *   --no-progress-reset       progress does not reset a tool call's timeout
+ *   --listen                  MCP 2026-07-28: subscribe to the server's tool list
+ *                             changes (subscriptions/listen) once connected, and
+ *                             print each notification of that stream as
+ *                             "subscription: <method>"
  *   --max-line BYTES          longest line accepted from the server (default 64 MiB)
  *   --legacy                  no server/discover probe: the initialize handshake at once
  *   --protocol-version V      the version asked for in initialize (default 2025-11-25)
@@ -148,6 +152,7 @@ typedef struct {
     int64_t timeout_ms;
     int64_t max_ms;     /* --max-time */
     int progress_reset; /* not --no-progress-reset */
+    int listen;         /* --listen */
     size_t max_line;
     const char *protocol_version;
     int legacy;
@@ -370,9 +375,14 @@ static int pump(Host *h, int timeout_ms)
         handle_end_of_request(h, &ev);
         break;
     case MCP_EVENT_PROGRESS: /* a notifications/progress of our tools/call */
+    case MCP_EVENT_SUBSCRIPTION: /* tied to our subscriptions/listen by the transport */
+    case MCP_EVENT_SUBSCRIPTION_ENDED:
         fputs("<- ", stdout);
         fwrite(ev.data, 1, ev.len, stdout);
         fputc('\n', stdout);
+        if (ev.kind != MCP_EVENT_PROGRESS)
+            printf("subscription%s: %.*s\n", ev.kind == MCP_EVENT_SUBSCRIPTION ? "" : " ended",
+                   (int)ev.envelope.method.len, (const char *)ev.envelope.method.data);
         fflush(stdout);
         break;
     case MCP_EVENT_INVALID:
@@ -716,6 +726,22 @@ static int do_connect(Host *h, int *has_tools, int *has_resources)
     return step_end(h, 1);
 }
 
+/* --listen: a subscriptions/listen for tool list changes, left open (no
+ * deadline): its stream comes as MCP_EVENT_SUBSCRIPTION events, printed by
+ * pump; it ends with the session. MCP 2026-07-28 only. */
+static void do_listen(Host *h)
+{
+    if (!h->modern) {
+        log_msg("--listen: the session is not MCP " MODERN_VERSION ": no subscriptions");
+        return;
+    }
+    Buf params = {0};
+    make_params(h, &params, "\"notifications\":{\"toolsListChanged\":true}");
+    if (send_request(h, "subscriptions/listen", &params) < 0)
+        h->failed = 1;
+    buf_free(&params);
+}
+
 /* tools/list, every page. Returns 0 if it worked and the expected tools are there. */
 static int do_tools_list(Host *h)
 {
@@ -938,6 +964,7 @@ static void usage(FILE *f, const char *prog)
             "                            a tool call's progress resets it\n"
             "  --max-time SEC            the longest a tool call may take (default %d)\n"
             "  --no-progress-reset       progress does not reset a tool call's timeout\n"
+            "  --listen                  subscribe to tool list changes (2026-07-28)\n"
             "  --max-line BYTES          longest line accepted from the server (default %d)\n"
             "  --legacy                  no server/discover probe: initialize at once\n"
             "  --protocol-version V      version asked for in initialize (default %s)\n"
@@ -1006,6 +1033,8 @@ static int parse_args(int argc, char **argv, Config *cfg)
                             : &cfg->shutdown_ms) = (int64_t)(sec * 1000);
         } else if (strcmp(a, "--no-progress-reset") == 0) {
             cfg->progress_reset = 0;
+        } else if (strcmp(a, "--listen") == 0) {
+            cfg->listen = 1;
         } else if (strcmp(a, "--allow-kill") == 0) {
             cfg->allow_kill = 1;
         } else if (strcmp(a, "--legacy") == 0) {
@@ -1115,6 +1144,8 @@ int main(int argc, char **argv)
     mcp_transport_set_max_line_len(h.t, cfg.max_line);
 
     if (do_connect(&h, &has_tools, &has_resources) == 0) {
+        if (cfg.listen)
+            do_listen(&h);
         if (has_tools && !need_tools)
             planned++;
         if (has_tools) {

@@ -6,6 +6,8 @@ fastmcp_server.py's, but for chatty (the stderr flood is the transport's
 business, tested once against FastMCP).
 
 Tools:
+  change_tools()        -> "tools changed", after telling listen subscribers
+                           that the tool list changed
   echo(text)            -> the text
   add(a, b)             -> a + b (integers)
   ping_client()         -> sends a ping request to the client, "pong: {}"
@@ -35,6 +37,14 @@ mcp = MCPServer("e2e-sdk2", version="2.3.0-e2e")
 
 def refused(what: str, e: MCPError) -> str:
     return f"{what} error: {type(e).__name__} {e.code}"
+
+
+@mcp.tool()
+async def change_tools(ctx: Context) -> str:
+    """Tells the subscriptions/listen streams that the tool list changed
+    (MCP 2026-07-28)."""
+    await ctx.notify_tools_changed()
+    return "tools changed"
 
 
 @mcp.tool()

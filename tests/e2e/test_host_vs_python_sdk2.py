@@ -18,7 +18,7 @@ from conftest import SDK2_SERVER, call, first_text, run_host
 
 TEXT = "grüße, мир, 世界 ✓ 🎉\nline two\twith a tab and a \\ backslash"
 MODERN = "2026-07-28"
-TOOLS = ["echo", "add", "ping_client", "list_client_roots", "ask_sampling"]
+TOOLS = ["change_tools", "echo", "add", "ping_client", "list_client_roots", "ask_sampling"]
 SERVER_TO_CLIENT = [*call("ping_client"), *call("list_client_roots"), *call("ask_sampling")]
 
 
@@ -116,3 +116,26 @@ def test_tool_error_fails_the_host():
     assert "validation error for addArguments" in first_text(result)
     assert "the tool reported an error (isError true)" in run.stderr
     assert run.summary.startswith("FAILED: 2/3"), run.describe()
+
+
+def test_a_subscription_stream_is_tied_to_its_listen_request():
+    # MCP 2026-07-28: the host subscribes to tool list changes, then calls a
+    # tool that changes them. The transport ties the stream's notifications
+    # (the acknowledgement, then the change) to the listen request: the host
+    # prints them as subscription events without parsing their _meta.
+    run = run_host(["--listen", *call("change_tools")], SDK2_SERVER)
+    assert run.returncode == 0, run.describe()
+    (listen,) = run.requests("subscriptions/listen")
+    assert listen["params"]["notifications"] == {"toolsListChanged": True}
+    stream = [
+        m for m in run.received
+        if m.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
+        == listen["id"]
+    ]
+    methods = [m["method"] for m in stream]
+    assert methods[0] == "notifications/subscriptions/acknowledged", run.describe()
+    assert "notifications/tools/list_changed" in methods, run.describe()
+    printed = [
+        line for line in run.stdout.decode().splitlines() if line.startswith("subscription: ")
+    ]
+    assert printed == [f"subscription: \"{m}\"" for m in methods], run.describe()
