@@ -236,3 +236,24 @@ fn a_memory_connection_reports_its_peer_end() {
     }
     assert_eq!(conn.exit_status(), None);
 }
+
+/// An answer without its newline, then the exit, both there when the host
+/// next looks, while a child still holds the server's stderr (so the end
+/// is not complete yet): the end of stdout makes the last bytes a line,
+/// which is the answer, before any failure.
+#[test]
+fn an_answer_without_its_newline_before_the_exit_is_delivered() {
+    let mut conn = spawn(&sh("read request; sleep 2 >/dev/null &
+         printf '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}'"));
+    let id = conn
+        .request("a", None, Some(Duration::from_secs(30)))
+        .unwrap();
+    assert_eq!(next(&mut conn, Some(Duration::ZERO)), None); // written out
+    std::thread::sleep(Duration::from_millis(500)); // answered and exited meanwhile
+    let out = run_to_closed(&mut conn, Duration::from_secs(10));
+    assert!(
+        matches!(out.non_stderr()[..], [Ev::Response { id: r, .. }, Ev::Closed] if *r == id),
+        "{:?}",
+        out.events
+    );
+}

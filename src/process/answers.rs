@@ -16,6 +16,7 @@
 use std::time::{Duration, Instant};
 
 use crate::end_reason::{EndReason, ServerExit};
+use crate::error::Error;
 use crate::transport::Transport;
 
 /// How long after its stdout ended a server's exit is waited for before
@@ -59,9 +60,15 @@ impl Answers {
 
     /// Gives the core the reason (before the shutdown's close, which would
     /// say "closed by us") and, once no answer can come, has it fail the
-    /// pending requests. `true`: read what the stdout holds first, then
-    /// look again.
-    pub(crate) fn look(&mut self, core: &mut Transport, seen: Seen, now: Instant) -> bool {
+    /// pending requests (after a last line without a newline, when stdout
+    /// ended, became a line: it may be the answer). `Ok(true)`: read what
+    /// the stdout holds first, then look again.
+    pub(crate) fn look(
+        &mut self,
+        core: &mut Transport,
+        seen: Seen,
+        now: Instant,
+    ) -> Result<bool, Error> {
         if let Some(exit) = seen.by_itself {
             core.set_end_reason(EndReason::ServerExited(exit));
         }
@@ -69,18 +76,21 @@ impl Answers {
             core.set_end_reason(EndReason::PeerClosed);
         }
         if self.failed {
-            return false;
+            return Ok(false);
         }
         let linger_over = self.next_deadline().is_some_and(|at| at <= now);
         if !(seen.exited || linger_over) {
-            return false;
+            return Ok(false);
         }
         if !seen.stdout_ended && !self.read_asked {
             self.read_asked = true;
-            return true;
+            return Ok(true);
+        }
+        if seen.stdout_ended {
+            core.finish_input()?;
         }
         core.fail_pending();
         self.failed = true;
-        false
+        Ok(false)
     }
 }

@@ -186,7 +186,7 @@ impl Server {
             by_itself: self.child.server_exit().filter(|_| !self.child.signalled()),
             stdout_ended: self.stdout_ended,
         };
-        if self.answers.look(core, seen, now) {
+        if self.answers.look(core, seen, now)? {
             return Ok(true);
         }
         // Exited by itself, closed its stdout (MCP's "the server closes its

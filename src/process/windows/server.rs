@@ -165,7 +165,7 @@ impl Server {
                 }),
             stdout_ended: self.stdout_ended,
         };
-        if self.answers.look(core, seen, now) {
+        if self.answers.look(core, seen, now)? {
             return Ok(true);
         }
         let went_away = self.exit.is_some() || self.stdout_ended || core.closing();
