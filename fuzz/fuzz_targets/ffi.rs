@@ -109,7 +109,7 @@ fn check_encode(input: &[u8]) {
         len: 0,
     };
     let status = unsafe { mcp_encode(input.as_ptr(), input.len(), 2, &mut buf) };
-    assert_eq!(status, McpStatus::MCP_STATUS_INVALID_ARGUMENT);
+    assert_eq!(status, McpStatus::MCP_STATUS_UNKNOWN_FLAGS);
     assert!(buf.data.is_null());
 }
 
@@ -133,7 +133,7 @@ fuzz_target!(|data: &[u8]| {
         );
         assert_eq!(
             mcp_line_reader_set_flags(c, 4),
-            McpStatus::MCP_STATUS_INVALID_ARGUMENT
+            McpStatus::MCP_STATUS_UNKNOWN_FLAGS
         );
         let limit = s.max_line_len.unwrap_or(usize::MAX);
         assert_eq!(
