@@ -1003,12 +1003,8 @@ inline Status send_status(McpStatus st, const char *where) {
 // The text of mcp_transport_end_text ("" while open).
 inline std::string end_text(const McpTransport *t) {
     McpBuffer b{nullptr, 0};
-    if (mcp_transport_end_text(t, &b) != MCP_STATUS_OK || b.len == 0) return std::string();
-    struct Free {
-        McpBuffer *b;
-        ~Free() { mcp_buffer_free(b); }
-    } free_it{&b};
-    return std::string(reinterpret_cast<const char *>(b.data), b.len);
+    if (mcp_transport_end_text(t, &b) != MCP_STATUS_OK) return std::string();
+    return Buffer(b).str();
 }
 
 // A send that throws for everything but Ok, WouldBlock included. Closed
@@ -1341,8 +1337,7 @@ public:
             McpBuffer b{nullptr, 0};
             std::string why = "mcp::Transport::spawn";
             if (mcp_command_spawn_error(cmd.native_handle(), os_errno, &b) == MCP_STATUS_OK) {
-                why += ": " + std::string(reinterpret_cast<const char *>(b.data), b.len);
-                mcp_buffer_free(&b);
+                why += ": " + Buffer(b).str();
             }
             throw Error::with_text(Status::SpawnFailed, why,
                                    std::error_code(os_errno, std::system_category()));
@@ -1430,12 +1425,7 @@ public:
     [[nodiscard]] std::string stderr_tail() const {
         McpBuffer b{nullptr, 0};
         detail::check(mcp_transport_stderr_tail(handle_, &b), "mcp::Transport::stderr_tail");
-        struct Free {
-            McpBuffer *b;
-            ~Free() { mcp_buffer_free(b); }
-        } free_it{&b};
-        return b.len == 0 ? std::string()
-                          : std::string(reinterpret_cast<const char *>(b.data), b.len);
+        return Buffer(b).str();
     }
 #endif
 

@@ -257,3 +257,23 @@ fn an_answer_without_its_newline_before_the_exit_is_delivered() {
         out.events
     );
 }
+
+/// What the server wrote to its stderr before it exited comes before the
+/// failures its exit brings (both there when the host next looks; a child
+/// keeps its stderr open, so the end is not complete yet).
+#[test]
+fn its_last_stderr_lines_come_before_the_failures() {
+    let mut conn = spawn(&sh(
+        "read request; echo bye >&2; sleep 1 >/dev/null & exit 3",
+    ));
+    let id = conn
+        .request("a", None, Some(Duration::from_secs(30)))
+        .unwrap();
+    assert_eq!(next(&mut conn, Some(Duration::ZERO)), None); // written out
+    std::thread::sleep(Duration::from_millis(500)); // its stderr, then its exit, meanwhile
+    let out = run_to_closed(&mut conn, Duration::from_secs(10));
+    assert_eq!(
+        out.events,
+        vec![Ev::Stderr(b"bye".to_vec()), Ev::Failed(id), Ev::Closed]
+    );
+}

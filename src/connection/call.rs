@@ -19,16 +19,6 @@ pub const KEPT_MAX: usize = 16 << 20;
 /// JSON-RPC's "method not found", the default answer to the peer's requests.
 const METHOD_NOT_FOUND: i64 = -32601;
 
-/// What one event taken during a call is to it.
-enum Taken2 {
-    /// The answer (its line), or the end of the request.
-    Done(Result<Vec<u8>, Error>),
-    /// A request of the peer's: for the handler.
-    PeerRequest,
-    /// Anything else: kept.
-    Keep,
-}
-
 impl Connection {
     /// Sends the request `method` (`params`, `options` as
     /// [`request_with`](Connection::request_with)) and waits for its end:
@@ -88,30 +78,25 @@ impl Connection {
                 Taken::NoMessage => continue,
                 Taken::Ended => return Err(self.end_error().unwrap_or(Error::Closed)),
             }
-            let what = match data.event() {
-                Event::Response { id: of, line, .. } if of == id => Taken2::Done(Ok(line.to_vec())),
-                Event::RequestTimedOut { id: of } if of == id => Taken2::Done(Err(Error::TimedOut)),
+            // The call's end returns; a request of the peer's goes to the
+            // handler; anything else is kept.
+            let keep = match data.event() {
+                Event::Response { id: of, line, .. } if of == id => return Ok(line.to_vec()),
+                Event::RequestTimedOut { id: of } if of == id => return Err(Error::TimedOut),
                 Event::RequestFailed { id: of, .. } if of == id => {
-                    Taken2::Done(Err(self.end_error().unwrap_or(Error::Closed)))
+                    return Err(self.end_error().unwrap_or(Error::Closed));
                 }
                 Event::Message { envelope, .. } if envelope.kind == Some(RpcKind::Request) => {
-                    Taken2::PeerRequest
+                    on_request(&sender, &envelope);
+                    false
                 }
-                _ => Taken2::Keep,
+                _ => true,
             };
-            match what {
-                Taken2::Done(done) => return done,
-                Taken2::PeerRequest => {
-                    if let Event::Message { envelope, .. } = data.event() {
-                        on_request(&sender, &envelope);
-                    }
-                }
-                Taken2::Keep => {
-                    self.kept_bytes += data.len();
-                    self.kept.push_back(data);
-                    if self.kept_bytes > KEPT_MAX {
-                        return Err(Error::KeptEventsFull);
-                    }
+            if keep {
+                self.kept_bytes += data.len();
+                self.kept.push_back(data);
+                if self.kept_bytes > KEPT_MAX {
+                    return Err(Error::KeptEventsFull);
                 }
             }
         }

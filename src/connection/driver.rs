@@ -143,8 +143,9 @@ impl Shared {
                             io.read_what_is_left();
                             continue;
                         }
-                        // Once its end is under way, the stderr lines left
-                        // come before the end's events.
+                        // Once its end is under way (no answer can come),
+                        // the stderr lines read come before the end's
+                        // events: the failures, `Closed`.
                         if process.ending() {
                             if let Some(line) = process.stderr_line() {
                                 return Ok(Taken::Event(sink(

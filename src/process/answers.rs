@@ -51,6 +51,11 @@ impl Answers {
         self.stdout_ended_at.get_or_insert(now);
     }
 
+    /// The pending requests were failed: no answer can come.
+    pub(crate) fn failed(&self) -> bool {
+        self.failed
+    }
+
     /// When the wait for the exit after stdout's end is over, while it runs.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.stdout_ended_at

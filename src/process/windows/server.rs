@@ -194,9 +194,10 @@ impl Server {
         Ok(false)
     }
 
-    /// The end is under way: the core was told the server is gone.
+    /// The end is under way: no answer can come (its pending requests
+    /// failed), or the core was told the server is gone.
     pub(crate) fn ending(&self) -> bool {
-        self.ended
+        self.ended || self.answers.failed()
     }
 
     /// The next stderr line, lent until the next call.
