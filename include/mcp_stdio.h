@@ -315,6 +315,12 @@ enum McpStatus
    * started.
    */
   MCP_STATUS_EMPTY_PROGRAM = -16,
+  /**
+   * A spawned server that ended unexpectedly is being started again (the
+   * command's restart policy, `mcp_command_restart`): nothing was sent.
+   * Send again after `MCP_EVENT_RESTARTED`, with the handshake first.
+   */
+  MCP_STATUS_RESTARTING = -17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -484,6 +490,19 @@ enum McpEventKind
    * `params.reason` may say why).
    */
   MCP_EVENT_SUBSCRIPTION_ENDED = 10,
+  /**
+   * A spawned server that ended unexpectedly was started again, by its
+   * command's restart policy (`mcp_command_restart`). Its pending
+   * requests failed before this (`MCP_EVENT_REQUEST_FAILED`, open
+   * subscriptions included), and so did those sent while it was down;
+   * sends meanwhile returned `MCP_STATUS_RESTARTING`. Everything after
+   * this event is the new process's: do the handshake again, and listen
+   * again to what was subscribed to. `exit_code` and `term_signal`: how
+   * the server before it ended; `mcp_transport_pid` gives the new
+   * server's pid and `mcp_transport_restarts` this restart's number (1
+   * for the first), both until the next event. Request ids go on.
+   */
+  MCP_EVENT_RESTARTED = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -628,8 +647,9 @@ typedef int32_t McpStderrMode;
 /**
  * A command to spawn as an MCP server (opaque): create it with
  * `mcp_command_new`, add to it, pass it to `mcp_transport_spawn` (as often
- * as you like: to restart a server that exited, spawn the same command
- * again), free it with `mcp_command_free`. One thread at a time.
+ * as you like; with `mcp_command_restart` the transport starts the server
+ * again by itself when it ends unexpectedly), free it with
+ * `mcp_command_free`. One thread at a time.
  */
 typedef struct McpCommand McpCommand;
 #endif
@@ -826,12 +846,14 @@ typedef struct McpEvent {
    * `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
    * known, after a spawned server exited: its exit status; -1 otherwise
    * (no process, still running, or killed by a signal).
+   * `MCP_EVENT_RESTARTED`: the same, of the server before the restart.
    */
   int32_t exit_code;
   /**
    * `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
    * known, after a spawned server was killed by a signal: the signal; 0
-   * otherwise.
+   * otherwise. `MCP_EVENT_RESTARTED`: the same, of the server before
+   * the restart.
    */
   int32_t term_signal;
 } McpEvent;
@@ -948,6 +970,48 @@ McpStatus mcp_command_cwd(struct McpCommand *cmd,
  */
 McpStatus mcp_command_stderr(struct McpCommand *cmd,
                              int32_t mode);
+#endif
+
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/**
+ * Sets the restart policy of the transports spawned from `cmd` from now
+ * on: when the server ends unexpectedly (it exits, is killed from
+ * outside, closes its stdout or stops reading its stdin, while the host
+ * has not closed the transport), its pending requests fail at once with
+ * the reason (`MCP_EVENT_REQUEST_FAILED`), its last stderr lines are
+ * delivered, and after a wait the same command is spawned again:
+ * `MCP_EVENT_RESTARTED` says so, on the same transport (request ids go
+ * on); the host does its handshake again. Sends between the end and that
+ * event return `MCP_STATUS_RESTARTING`. Never after the host's
+ * `mcp_transport_close` or `mcp_transport_free`; never two at once.
+ *
+ * - `max_restarts`: the most restarts in the transport's life (0: none,
+ *   the default; `UINT32_MAX`: no limit but the crash loop's);
+ * - `backoff_ms`: the wait between an end and its restart, doubled for
+ *   every other end within the crash-loop window before it, up to
+ *   `max_backoff_ms`;
+ * - `crash_loop_exits`, `crash_loop_window_ms`: that many ends within
+ *   that window (the last counted) are a crash loop: no restart follows,
+ *   and the transport ends as it would without a policy, with the last
+ *   reason (0 exits: no such check).
+ *
+ * Suggested (what the Rust API's `RestartPolicy::new()` holds): 10
+ * restarts, 250 ms doubling up to 8000 ms, 5 ends within 60000 ms. A
+ * restart whose spawn fails ends the transport the same way
+ * (`mcp_transport_end_text` then says why it could not start).
+ *
+ * Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd NULL) or
+ * `MCP_STATUS_INVALID_ARGUMENT` (`max_backoff_ms` below `backoff_ms`).
+ *
+ * # Safety
+ * `cmd` is NULL or a live command.
+ */
+McpStatus mcp_command_restart(struct McpCommand *cmd,
+                              uint32_t max_restarts,
+                              uint32_t backoff_ms,
+                              uint32_t max_backoff_ms,
+                              uint32_t crash_loop_exits,
+                              uint32_t crash_loop_window_ms);
 #endif
 
 #if defined(MCP_STDIO_HAS_PROCESSES)
@@ -2062,6 +2126,19 @@ McpStatus mcp_transport_spawn(const struct McpCommand *cmd,
  * `t` is NULL or a live transport.
  */
 int32_t mcp_transport_pid(const struct McpTransport *t);
+#endif
+
+#if defined(MCP_STDIO_HAS_PROCESSES)
+/**
+ * How many times the spawned server was started again by its command's
+ * restart policy (`mcp_command_restart`): after `MCP_EVENT_RESTARTED`,
+ * that restart's number (1 for the first). 0 for a transport that never
+ * restarted, and for NULL. Any thread.
+ *
+ * # Safety
+ * `t` is NULL or a live transport.
+ */
+uint32_t mcp_transport_restarts(const struct McpTransport *t);
 #endif
 
 #if defined(MCP_STDIO_HAS_PROCESSES)

@@ -197,6 +197,7 @@ enum class Status : std::int32_t {
     InvalidText = MCP_STATUS_INVALID_TEXT,        // a NUL in a text (or not UTF-8)
     UnknownFlags = MCP_STATUS_UNKNOWN_FLAGS,      // flag bits the library does not know
     EmptyProgram = MCP_STATUS_EMPTY_PROGRAM,      // Transport::spawn of Command("")
+    Restarting = MCP_STATUS_RESTARTING,           // a send while the server restarts
 };
 
 namespace detail {
@@ -890,6 +891,14 @@ enum class EventKind : std::int32_t {
     /// The server ended our subscription request_id() (its
     /// notifications/cancelled for it): the listen request is over.
     SubscriptionEnded = MCP_EVENT_SUBSCRIPTION_ENDED,
+    /// A spawned server that ended unexpectedly was started again by its
+    /// command's RestartPolicy (Command::restart): the requests pending
+    /// failed before it (subscriptions too), sends meanwhile threw
+    /// mcp::Error(Restarting). exit_code() and term_signal(): how the
+    /// server before it ended; Transport::pid() the new one's,
+    /// Transport::restarts() this restart's number. Do the handshake
+    /// again; request ids go on.
+    Restarted = MCP_EVENT_RESTARTED,
 };
 
 /// Why a transport ended (Transport::end_reason): mcp_stdio.h's
@@ -1075,14 +1084,30 @@ enum class StderrMode : std::int32_t {
     Discard = MCP_STDERR_DISCARD,
 };
 
+/// When a spawned server that ends unexpectedly is started again
+/// (Command::restart; mcp_command_restart): at most max_restarts restarts
+/// in the transport's life; the wait before each is backoff, doubled for
+/// every other end within the crash-loop window, up to max_backoff;
+/// crash_loop_exits ends within crash_loop_window are a crash loop (no
+/// restart follows; 0: no such check). The defaults are the suggested
+/// values, the Rust API's RestartPolicy::new().
+struct RestartPolicy {
+    std::uint32_t max_restarts = 10;
+    std::chrono::milliseconds backoff{250};
+    std::chrono::milliseconds max_backoff{8000};
+    std::uint32_t crash_loop_exits = 5;
+    std::chrono::milliseconds crash_loop_window{60000};
+};
+
 /// A command to spawn as an MCP server: RAII owner of an McpCommand*.
 /// Move-only; the setters return the command, so it is built in one
 /// expression:
 ///     auto cmd = mcp::Command("npx").arg("-y").arg("some-mcp-server")
 ///                    .env("API_LEVEL", "2").stderr_mode(mcp::StderrMode::Discard);
 ///     auto t = mcp::Transport::spawn(cmd);
-/// A command can be spawned any number of times (to restart a server that
-/// exited, spawn it again); the transports do not depend on it afterwards.
+/// A command can be spawned any number of times; with restart() the
+/// transport starts the server again by itself when it ends unexpectedly.
+/// The transports do not depend on it afterwards.
 /// A moved-from command is empty (operator bool false): its setters throw
 /// mcp::Error(NullArgument), and so does spawning it. One thread at a time.
 /// Text arguments holding a NUL throw mcp::Error(InvalidText) (the C API
@@ -1206,6 +1231,31 @@ public:
         return *this;
     }
     Command &&stderr_mode(StderrMode mode) && { return std::move(stderr_mode(mode)); }
+
+    /// Starts the server again when it ends unexpectedly (it exits, is
+    /// killed, closes its stdout, while the host has not closed): its
+    /// pending requests fail at once with the reason, then after the
+    /// backoff EventKind::Restarted comes on the same Transport. See
+    /// RestartPolicy and mcp_command_restart; RestartPolicy{} holds the
+    /// suggested values. Throws mcp::Error(InvalidArgument) when
+    /// max_backoff is below backoff.
+    Command &restart(const RestartPolicy &policy) & {
+        detail::check(mcp_command_restart(handle_, policy.max_restarts,
+                                          detail::ms_u32(policy.backoff),
+                                          detail::ms_u32(policy.max_backoff),
+                                          policy.crash_loop_exits,
+                                          detail::ms_u32(policy.crash_loop_window)),
+                      "mcp::Command::restart");
+        return *this;
+    }
+    Command &&restart(const RestartPolicy &policy) && { return std::move(restart(policy)); }
+
+    /// No restart (the default).
+    Command &no_restart() & {
+        detail::check(mcp_command_restart(handle_, 0, 0, 0, 0, 0), "mcp::Command::no_restart");
+        return *this;
+    }
+    Command &&no_restart() && { return std::move(no_restart()); }
 
 private:
     McpCommand *handle_;
@@ -1409,6 +1459,11 @@ public:
     /// (still given after it was reaped); -1 for a transport that spawned
     /// nothing and for an empty one.
     [[nodiscard]] std::int32_t pid() const noexcept { return mcp_transport_pid(handle_); }
+
+    /// How many times the server was started again by its command's
+    /// RestartPolicy: after EventKind::Restarted, that restart's number
+    /// (1 for the first). 0 for a transport that never restarted.
+    [[nodiscard]] std::uint32_t restarts() const noexcept { return mcp_transport_restarts(handle_); }
 
     /// The bytes of a spawned server's stderr lines dropped because more
     /// than 1 MiB waited untaken (newlines included); 0 for transports
@@ -1925,6 +1980,7 @@ inline std::string_view to_string(EventKind k) noexcept {
     case EventKind::Progress: return "Progress";
     case EventKind::Subscription: return "Subscription";
     case EventKind::SubscriptionEnded: return "SubscriptionEnded";
+    case EventKind::Restarted: return "Restarted";
     }
     return "EventKind(?)";
 }

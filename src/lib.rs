@@ -111,3 +111,5 @@ pub use transport::{Event, InvalidKind, RequestOptions, Transport};
 pub use connection::{Connection, Sender, DROP_GRACE, KEPT_MAX};
 #[cfg(os_io)]
 pub use process::command::{Command, EnvMode, StderrMode};
+#[cfg(os_io)]
+pub use process::restart::RestartPolicy;

@@ -144,6 +144,18 @@ impl LineReader {
         }
     }
 
+    /// Forgets the stream (what is held, a line not ended, a BOM half seen)
+    /// and starts a new one, the settings kept: the peer was replaced.
+    #[cfg_attr(not(os_io), allow(dead_code))] // a connection's restart
+    pub(crate) fn reset(&mut self) {
+        *self = LineReader {
+            max_line_len: self.max_line_len,
+            skip_invalid: self.skip_invalid,
+            jsonrpc: self.jsonrpc,
+            ..LineReader::new()
+        };
+    }
+
     /// Sets the longest line accepted, in bytes before the `\n` (trailing `\r`
     /// and surrounding whitespace included); `None` means no limit. A longer
     /// line yields one [`Message::TooLong`] and is dropped. Applies to lines

@@ -5,6 +5,8 @@
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
+#[cfg(os_io)]
+use super::restart::Restart;
 use super::{Inner, Shared};
 use crate::error::Error;
 use crate::transport::Event;
@@ -120,7 +122,12 @@ impl Shared {
             }
             #[cfg(os_io)]
             {
-                let Inner { core, io, .. } = &mut *inner;
+                let Inner {
+                    core,
+                    io,
+                    restarter,
+                    ..
+                } = &mut *inner;
                 if let Some(io) = io {
                     io.flush(core);
                     // A refused write ends the connection, but after the
@@ -143,6 +150,14 @@ impl Shared {
                             io.read_what_is_left();
                             continue;
                         }
+                        // Gone unexpectedly, with a restart policy: the
+                        // restart is scheduled (or the policy gives up),
+                        // under the same lock as the failures.
+                        if let Some(restarter) = restarter {
+                            if restarter.plan(core, process, Instant::now()) {
+                                continue; // given up: its end runs as usual
+                            }
+                        }
                         // Once its end is under way (no answer can come),
                         // the stderr lines read come before the end's
                         // events: the failures, `Closed`.
@@ -155,6 +170,21 @@ impl Shared {
                             }
                         }
                     }
+                }
+            }
+            // A restart due, once the old server's end was told: the new
+            // server's first event.
+            #[cfg(os_io)]
+            match inner.restart_if_due(Instant::now()) {
+                Restart::NotNow => {}
+                Restart::GaveUp => continue, // the old server's end, as usual
+                Restart::Done(done) => {
+                    let restarted = Event::Restarted {
+                        pid: done.pid,
+                        attempt: done.attempt,
+                        reason: done.reason,
+                    };
+                    return Ok(Taken::Event(sink(restarted, done.exit)));
                 }
             }
             let exit = inner.exit();

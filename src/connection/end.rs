@@ -43,6 +43,16 @@ impl Inner {
     /// "closed by the host" (`None` while open).
     #[cfg_attr(not(feature = "capi"), allow(dead_code))] // the C face's
     pub(crate) fn end_text(&self) -> Option<String> {
+        let text = self.end_text_alone()?;
+        #[cfg(os_io)]
+        if let Some(e) = self.restart_error() {
+            return Some(format!("{text}; the restart failed: {e}"));
+        }
+        Some(text)
+    }
+
+    /// [`end_text`](Self::end_text) without a failed restart's words.
+    fn end_text_alone(&self) -> Option<String> {
         let reason = self.end_reason()?;
         let spawned = self.pid().is_some();
         let text = match reason {

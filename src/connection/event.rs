@@ -38,6 +38,7 @@ enum Kind {
     Invalid(InvalidKind, usize),
     TooLong(usize),
     Stderr,
+    Restarted(u32, u32, EndReason),
 }
 
 /// Where `part` (a slice of `line`) is in `line`.
@@ -76,6 +77,11 @@ impl EventData {
                 (Kind::Invalid(kind, len), line.unwrap_or_default(), None)
             }
             Event::Stderr { line } => (Kind::Stderr, line, None),
+            Event::Restarted {
+                pid,
+                attempt,
+                reason,
+            } => (Kind::Restarted(pid, attempt, reason), &[][..], None),
             Event::Closed => {
                 self.exit = Some(exit);
                 (Kind::Closed, &[][..], None)
@@ -138,6 +144,11 @@ impl EventData {
             },
             Kind::TimedOut(id) => Event::RequestTimedOut { id },
             Kind::Failed(id, reason) => Event::RequestFailed { id, reason },
+            Kind::Restarted(pid, attempt, reason) => Event::Restarted {
+                pid,
+                attempt,
+                reason,
+            },
             Kind::Invalid(kind, len) => Event::Invalid {
                 kind,
                 line: Some(line),

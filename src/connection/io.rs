@@ -72,6 +72,16 @@ impl Io {
         io
     }
 
+    /// Makes way for a server started in its place: the pipes close, and
+    /// what is left of the server is killed (see `Server::retire`).
+    pub(crate) fn retire(self: Box<Io>) {
+        let Io { ends, process, .. } = *self;
+        drop(ends);
+        if let Some(process) = process {
+            process.retire();
+        }
+    }
+
     /// The spawned server, if any.
     pub(crate) fn process(&self) -> Option<&Server> {
         self.process.as_ref()

@@ -14,6 +14,8 @@
 //! - `io.rs`: a descriptor connection's I/O, the same on every platform
 //!   (what is written, read, and when the end comes);
 //! - `spawn.rs`: [`Connection::spawn`];
+//! - `restart.rs`: a spawned server started again when it ends
+//!   unexpectedly (its command's restart policy);
 //! - `unix/`, `windows/`: each platform's ends (descriptors, handles), its
 //!   constructors, and its waits.
 
@@ -23,6 +25,8 @@ mod end;
 mod event;
 #[cfg(os_io)]
 mod io;
+#[cfg(os_io)]
+mod restart;
 #[cfg(os_io)]
 mod spawn;
 #[cfg(all(os_io, unix))]
@@ -185,6 +189,12 @@ pub(crate) struct Inner {
     /// reports the read of uninitialised bytes in the host's process).
     #[cfg(os_io)]
     io: Option<Box<io::Io>>,
+    /// A spawned server's restarts, when its command has a policy.
+    #[cfg(os_io)]
+    restarter: Option<Box<restart::Restarter>>,
+    /// How many times the descriptors (handles) changed: a restart.
+    #[cfg_attr(not(linux_apis), allow(dead_code))]
+    generation: u32,
 }
 
 impl Inner {
@@ -194,6 +204,9 @@ impl Inner {
             waiting: false,
             #[cfg(os_io)]
             io: io.map(Box::new),
+            #[cfg(os_io)]
+            restarter: None,
+            generation: 0,
         }
     }
 
@@ -204,6 +217,10 @@ impl Inner {
         if let Some(process) = self.io.as_mut().and_then(|io| io.process_mut()) {
             process.on_close(grace, now);
         }
+        #[cfg(os_io)]
+        if let Some(restarter) = &mut self.restarter {
+            restarter.cancel(&mut self.core);
+        }
         self.core.close(grace, now)
     }
 
@@ -213,10 +230,14 @@ impl Inner {
     fn next_deadline(&self, now: Instant) -> Option<Instant> {
         let deadline = self.core.next_deadline();
         #[cfg(os_io)]
-        let deadline = match self.io.as_ref().and_then(|io| io.next_deadline(now)) {
-            Some(b) => Some(deadline.map_or(b, |a| a.min(b))),
-            None => deadline,
-        };
+        let deadline = [
+            deadline,
+            self.io.as_ref().and_then(|io| io.next_deadline(now)),
+            self.restarter.as_ref().and_then(|r| r.due()),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let _ = now;
         deadline
     }

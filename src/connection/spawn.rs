@@ -1,9 +1,12 @@
 //! [`Connection::spawn`], the same promise on every platform that spawns;
-//! each platform's `open.rs` keeps it.
+//! each platform's `open.rs` keeps it (`Io::spawn`).
 
-use super::Connection;
+use super::io::Io;
+use super::restart::Restarter;
+use super::{Connection, Inner};
 use crate::error::Error;
 use crate::process::command::Command;
+use crate::transport::Transport;
 
 impl Connection {
     /// Starts an MCP server as a child process from `cmd` and returns a
@@ -54,5 +57,27 @@ impl Connection {
     pub fn spawn(cmd: &Command) -> Result<Connection, Error> {
         cmd.check()?;
         Connection::spawn_with(cmd, cmd.kill_on_host_exit, cmd.console_window)
+    }
+
+    /// [`spawn`](Connection::spawn), the C face's flags given apart (Linux's
+    /// PDEATHSIG, Windows' console window), `cmd` checked.
+    pub(crate) fn spawn_with(
+        cmd: &Command,
+        kill_on_host_exit: bool,
+        console_window: bool,
+    ) -> Result<Connection, Error> {
+        let mut io = Io::spawn(cmd, kill_on_host_exit, console_window)?;
+        let mut core = Transport::new();
+        core.set_ended_by_peer_only();
+        let restarter = cmd.restart.map(|policy| {
+            if let Some(process) = io.process_mut() {
+                process.set_restart(true);
+            }
+            let start = (kill_on_host_exit, console_window);
+            Box::new(Restarter::new(cmd.clone(), start, policy))
+        });
+        let mut inner = Inner::new(core, Some(io));
+        inner.restarter = restarter;
+        Ok(Connection::from_inner(inner))
     }
 }

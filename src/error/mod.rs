@@ -42,6 +42,11 @@ pub enum Error {
     KeptEventsFull,
     /// The transport is closing or closed: nothing was done.
     Closed,
+    /// A spawned server that ended unexpectedly is being started again
+    /// (its [`RestartPolicy`](crate::RestartPolicy)): nothing was done;
+    /// send again after [`Event::Restarted`](crate::Event::Restarted), with
+    /// the handshake first.
+    Restarting,
     /// The caller's buffer is too short: the output needs this many bytes.
     BufferTooSmall(usize),
     /// A call to the operating system failed: its error code (`errno`);
@@ -78,6 +83,7 @@ impl fmt::Display for Error {
             Error::TimedOut => "the request timed out",
             Error::KeptEventsFull => "too many events came while the call waited (16 MiB kept)",
             Error::Closed => "the transport is closed",
+            Error::Restarting => "the server is being restarted: send after its restart",
             Error::BufferTooSmall(_) => "the buffer is too small",
             Error::Poisoned => "an earlier call panicked: the connection is unusable",
             Error::Os(code) => return std::io::Error::from_raw_os_error(*code).fmt(f),

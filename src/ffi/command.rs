@@ -5,11 +5,13 @@
 use std::ffi::{c_char, CStr, OsString};
 use std::path::PathBuf;
 use std::ptr;
+use std::time::Duration;
 
 use super::boundary::fault_point;
 use super::buffer::McpBuffer;
 use super::McpStatus;
 use crate::process::command::{Command, EnvMode, StderrMode};
+use crate::process::restart::RestartPolicy;
 use crate::process::spawn_error::spawn_error;
 
 /// How a spawned server's environment starts, before the
@@ -53,8 +55,9 @@ pub enum McpStderrMode {
 
 /// A command to spawn as an MCP server (opaque): create it with
 /// `mcp_command_new`, add to it, pass it to `mcp_transport_spawn` (as often
-/// as you like: to restart a server that exited, spawn the same command
-/// again), free it with `mcp_command_free`. One thread at a time.
+/// as you like; with `mcp_command_restart` the transport starts the server
+/// again by itself when it ends unexpectedly), free it with
+/// `mcp_command_free`. One thread at a time.
 #[derive(Debug)]
 pub struct McpCommand(pub(crate) Command);
 
@@ -249,6 +252,66 @@ pub unsafe extern "C" fn mcp_command_stderr(cmd: *mut McpCommand, mode: i32) -> 
                     2 => StderrMode::Discard,
                     _ => return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT),
                 };
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets the restart policy of the transports spawned from `cmd` from now
+/// on: when the server ends unexpectedly (it exits, is killed from
+/// outside, closes its stdout or stops reading its stdin, while the host
+/// has not closed the transport), its pending requests fail at once with
+/// the reason (`MCP_EVENT_REQUEST_FAILED`), its last stderr lines are
+/// delivered, and after a wait the same command is spawned again:
+/// `MCP_EVENT_RESTARTED` says so, on the same transport (request ids go
+/// on); the host does its handshake again. Sends between the end and that
+/// event return `MCP_STATUS_RESTARTING`. Never after the host's
+/// `mcp_transport_close` or `mcp_transport_free`; never two at once.
+///
+/// - `max_restarts`: the most restarts in the transport's life (0: none,
+///   the default; `UINT32_MAX`: no limit but the crash loop's);
+/// - `backoff_ms`: the wait between an end and its restart, doubled for
+///   every other end within the crash-loop window before it, up to
+///   `max_backoff_ms`;
+/// - `crash_loop_exits`, `crash_loop_window_ms`: that many ends within
+///   that window (the last counted) are a crash loop: no restart follows,
+///   and the transport ends as it would without a policy, with the last
+///   reason (0 exits: no such check).
+///
+/// Suggested (what the Rust API's `RestartPolicy::new()` holds): 10
+/// restarts, 250 ms doubling up to 8000 ms, 5 ends within 60000 ms. A
+/// restart whose spawn fails ends the transport the same way
+/// (`mcp_transport_end_text` then says why it could not start).
+///
+/// Returns `MCP_STATUS_OK`, `MCP_STATUS_NULL_ARGUMENT` (cmd NULL) or
+/// `MCP_STATUS_INVALID_ARGUMENT` (`max_backoff_ms` below `backoff_ms`).
+///
+/// # Safety
+/// `cmd` is NULL or a live command.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_command_restart(
+    cmd: *mut McpCommand,
+    max_restarts: u32,
+    backoff_ms: u32,
+    max_backoff_ms: u32,
+    crash_loop_exits: u32,
+    crash_loop_window_ms: u32,
+) -> McpStatus {
+    ffi_boundary!(mcp_command_restart, McpStatus::MCP_STATUS_PANIC, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_command(cmd, |cmd| {
+                if max_backoff_ms < backoff_ms {
+                    return Err(McpStatus::MCP_STATUS_INVALID_ARGUMENT);
+                }
+                let ms = |n: u32| Duration::from_millis(n.into());
+                cmd.restart = (max_restarts > 0).then(|| {
+                    RestartPolicy::new()
+                        .max_restarts(max_restarts)
+                        .backoff(ms(backoff_ms), ms(max_backoff_ms))
+                        .crash_loop(crash_loop_exits, ms(crash_loop_window_ms))
+                });
                 Ok(())
             })
         }

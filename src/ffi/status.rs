@@ -70,6 +70,10 @@ pub enum McpStatus {
     /// The command's program is empty (`mcp_transport_spawn`). Nothing was
     /// started.
     MCP_STATUS_EMPTY_PROGRAM = -16,
+    /// A spawned server that ended unexpectedly is being started again (the
+    /// command's restart policy, `mcp_command_restart`): nothing was sent.
+    /// Send again after `MCP_EVENT_RESTARTED`, with the handshake first.
+    MCP_STATUS_RESTARTING = -17,
 }
 
 impl From<Error> for McpStatus {
@@ -86,6 +90,7 @@ impl From<Error> for McpStatus {
             // Only `Connection::call` gives it, which the C face has not.
             Error::KeptEventsFull => McpStatus::MCP_STATUS_WOULD_BLOCK,
             Error::Closed | Error::ServerExited(_) => McpStatus::MCP_STATUS_CLOSED,
+            Error::Restarting => McpStatus::MCP_STATUS_RESTARTING,
             Error::BufferTooSmall(_) => McpStatus::MCP_STATUS_BUFFER_TOO_SMALL,
             Error::Poisoned => McpStatus::MCP_STATUS_POISONED,
             // The header promises `errno` with these: set as the status is made.
@@ -167,6 +172,7 @@ every_status!(
     MCP_STATUS_INVALID_TEXT,
     MCP_STATUS_UNKNOWN_FLAGS,
     MCP_STATUS_EMPTY_PROGRAM,
+    MCP_STATUS_RESTARTING,
 );
 
 impl McpStatus {
@@ -198,6 +204,9 @@ impl McpStatus {
             MCP_STATUS_INVALID_TEXT => c"a text argument is not valid UTF-8 or holds a NUL",
             MCP_STATUS_UNKNOWN_FLAGS => c"unknown flag bits",
             MCP_STATUS_EMPTY_PROGRAM => c"the program to start is empty",
+            MCP_STATUS_RESTARTING => {
+                c"the server is being restarted: send after MCP_EVENT_RESTARTED"
+            }
         }
     }
 }

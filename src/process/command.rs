@@ -8,6 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::error::Error;
+use crate::process::restart::RestartPolicy;
 
 /// How a server's environment starts, before the variables set with
 /// [`Command::env`] and removed with [`Command::env_remove`] are laid over it.
@@ -58,8 +59,9 @@ pub(crate) const DEFAULT_ENV: [&str; 11] = [
 ];
 
 /// A server to start with [`Connection::spawn`](crate::Connection::spawn),
-/// built like `std::process::Command`. Spawn it as often as you like (to
-/// restart a server that exited, spawn the same command again).
+/// built like `std::process::Command`. Spawn it as often as you like; with
+/// a [`RestartPolicy`] ([`Command::restart`]) the connection starts it again
+/// by itself when it ends unexpectedly.
 ///
 /// The server runs in its own process group (the shutdown signals reach
 /// what it starts), with an empty signal mask, every signal at its
@@ -93,6 +95,8 @@ pub struct Command {
     pub(crate) kill_on_host_exit: bool,
     /// Windows: a console program gets a console window.
     pub(crate) console_window: bool,
+    /// Started again when it ends unexpectedly.
+    pub(crate) restart: Option<RestartPolicy>,
 }
 
 impl Command {
@@ -110,6 +114,7 @@ impl Command {
             stderr: StderrMode::Events,
             kill_on_host_exit: false,
             console_window: false,
+            restart: None,
         }
     }
 
@@ -179,6 +184,13 @@ impl Command {
     /// no window flashes). Elsewhere it changes nothing.
     pub fn console_window(&mut self, yes: bool) -> &mut Command {
         self.console_window = yes;
+        self
+    }
+
+    /// Whether the connection starts the server again when it ends
+    /// unexpectedly, and how (default `None`: never; see [`RestartPolicy`]).
+    pub fn restart(&mut self, policy: Option<RestartPolicy>) -> &mut Command {
+        self.restart = policy;
         self
     }
 

@@ -6,6 +6,9 @@
 //!   every platform;
 //! - `spawn_error.rs`: why a start failed, naming the program (not in the
 //!   `PATH` it gets, and where it was searched), for every platform;
+//! - `restart.rs`: the policy that starts a server again when it ends
+//!   unexpectedly, and its count of restarts and recent exits (pure logic,
+//!   for every platform);
 //! - `answers.rs`: when its pending requests fail, and why (as soon as no
 //!   answer can come), for every platform;
 //! - `unix/`: POSIX: `spawn.rs` starts it (the program found as `execvp`
@@ -21,6 +24,8 @@
 pub(crate) mod answers;
 #[cfg(os_io)]
 pub(crate) mod command;
+#[cfg(os_io)]
+pub(crate) mod restart;
 #[cfg(os_io)]
 pub(crate) mod spawn_error;
 #[cfg(os_io)]

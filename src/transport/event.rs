@@ -117,6 +117,23 @@ pub enum Event<'a> {
         /// The line.
         line: &'a [u8],
     },
+    /// A spawned server that ended unexpectedly was started again, by the
+    /// [`RestartPolicy`](crate::RestartPolicy) of its command: from a
+    /// [`Connection`](crate::Connection), never from a bare
+    /// [`Transport`](crate::Transport). The requests pending at its end
+    /// failed before it ([`Event::RequestFailed`], open subscriptions
+    /// included), and so did those sent while it was down. Everything
+    /// after it is the new process's: do the handshake again, and listen
+    /// again to what was subscribed to. Request ids go on (a late answer
+    /// from the process before cannot match a new request).
+    Restarted {
+        /// The new server's process id.
+        pid: u32,
+        /// Which restart this is: 1 for the first of the connection.
+        attempt: u32,
+        /// Why the server before it ended.
+        reason: EndReason,
+    },
     /// The transport is closed: always the last event, given once.
     Closed,
 }

@@ -90,6 +90,9 @@ pub struct Transport {
     failing_now: bool,
     /// A line came from the peer (given as an event).
     heard: bool,
+    /// The driver starts its peer again (a spawned server's restart):
+    /// sends are refused with [`Error::Restarting`] until [`reopen`](Transport::reopen).
+    restarting: bool,
 }
 
 impl Default for Transport {
@@ -123,6 +126,7 @@ impl Transport {
             end_reason: None,
             failing_now: false,
             heard: false,
+            restarting: false,
         }
     }
 
@@ -320,7 +324,9 @@ impl Transport {
     }
 
     fn check_open(&self) -> Result<(), Error> {
-        if self.closing() {
+        if self.restarting && !self.close_called {
+            Err(Error::Restarting)
+        } else if self.closing() {
             Err(Error::Closed)
         } else {
             Ok(())
@@ -487,6 +493,44 @@ impl Transport {
     /// [`Event::Closed`] still comes at the end, as before.
     pub fn fail_pending(&mut self) {
         self.failing_now = true;
+    }
+
+    /// The driver will start its peer again once the pending requests have
+    /// failed (`yes`), or will not after all: sends are refused with
+    /// [`Error::Restarting`] meanwhile, not [`Error::Closed`].
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
+    pub(crate) fn set_restarting(&mut self, yes: bool) {
+        self.restarting = yes;
+    }
+
+    /// The pending requests have all failed, and no failure is left to
+    /// give: the driver may replace its peer.
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
+    pub(crate) fn failures_given(&self) -> bool {
+        self.failing_now && self.requests.is_empty()
+    }
+
+    /// A new peer, on the same transport (a spawned server started again
+    /// after it ended unexpectedly): what was received from the old one and
+    /// not yet given (a line it never ended) and what was queued for it
+    /// go; the end's state and reason are cleared, and sends are accepted
+    /// again. Request ids go on from where they were. Call it once the
+    /// pending requests have failed ([`failures_given`](Self::failures_given)).
+    #[cfg_attr(not(os_io), allow(dead_code))] // the connection's driver
+    pub(crate) fn reopen(&mut self) {
+        debug_assert!(self.requests.is_empty() && !self.done && !self.close_called);
+        self.reader.reset();
+        self.queue.consume(usize::MAX);
+        self.close_at = None;
+        self.peer_ended = false;
+        self.write_failed = false;
+        self.ending = false;
+        self.failing = Vec::new();
+        self.failed = 0;
+        self.end_reason = None;
+        self.failing_now = false;
+        self.heard = false;
+        self.restarting = false;
     }
 
     /// Begins closing and returns at once: from now on every send returns

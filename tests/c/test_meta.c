@@ -16,10 +16,10 @@ static void test_status_strings(void)
         MCP_STATUS_POISONED,     MCP_STATUS_IO_ERROR,         MCP_STATUS_BROKEN_PIPE,
         MCP_STATUS_TIMED_OUT,    MCP_STATUS_CLOSED,           MCP_STATUS_SPAWN_FAILED,
         MCP_STATUS_BUFFER_TOO_SMALL, MCP_STATUS_INVALID_PARAMS,  MCP_STATUS_INVALID_TEXT,
-        MCP_STATUS_UNKNOWN_FLAGS, MCP_STATUS_EMPTY_PROGRAM,
+        MCP_STATUS_UNKNOWN_FLAGS, MCP_STATUS_EMPTY_PROGRAM, MCP_STATUS_RESTARTING,
     };
     /* the codes just past each end, and far ones */
-    static const int32_t unknown[] = {4, 100, -17, -100, INT32_MAX, INT32_MIN};
+    static const int32_t unknown[] = {4, 100, -18, -100, INT32_MAX, INT32_MIN};
     const char *known_str[sizeof known / sizeof known[0]];
     size_t i, j;
 
@@ -41,7 +41,8 @@ static void test_status_strings(void)
     CHECK(MCP_STATUS_SPAWN_FAILED == -11);
     CHECK(MCP_STATUS_BUFFER_TOO_SMALL == -12);
     CHECK(MCP_STATUS_INVALID_PARAMS == -13 && MCP_STATUS_INVALID_TEXT == -14 &&
-          MCP_STATUS_UNKNOWN_FLAGS == -15 && MCP_STATUS_EMPTY_PROGRAM == -16);
+          MCP_STATUS_UNKNOWN_FLAGS == -15 && MCP_STATUS_EMPTY_PROGRAM == -16 &&
+          MCP_STATUS_RESTARTING == -17);
     CHECK(MCP_END_NONE == 0 && MCP_END_CLOSED_BY_HOST == 1 && MCP_END_PEER_CLOSED == 2 &&
           MCP_END_WRITE_REFUSED == 3 && MCP_END_SERVER_EXITED == 4 && MCP_END_SERVER_KILLED == 5);
     CHECK(MCP_MESSAGE_JSON == 0 && MCP_MESSAGE_PARSE_ERROR == 1 && MCP_MESSAGE_TOO_LONG == 2 &&
@@ -58,7 +59,8 @@ static void test_status_strings(void)
     CHECK(sizeof(McpEnvMode) == 4 && sizeof(McpStderrMode) == 4);
 #endif
     CHECK(MCP_EVENT_STDERR == 6 && MCP_EVENT_CLOSED == 7 && MCP_EVENT_PROGRESS == 8 &&
-          MCP_EVENT_SUBSCRIPTION == 9 && MCP_EVENT_SUBSCRIPTION_ENDED == 10);
+          MCP_EVENT_SUBSCRIPTION == 9 && MCP_EVENT_SUBSCRIPTION_ENDED == 10 &&
+          MCP_EVENT_RESTARTED == 11);
     CHECK(MCP_REQUEST_PROGRESS == 1 && MCP_REQUEST_RESET_ON_PROGRESS == 2);
 
     for (i = 0; i < sizeof known / sizeof known[0]; i++) {

@@ -767,6 +767,8 @@ static void armed_command_call(const char *name)
         st = mcp_command_cwd(cmd, "/");
     } else if (strcmp(name, "mcp_command_stderr") == 0) {
         st = mcp_command_stderr(cmd, MCP_STDERR_DISCARD);
+    } else if (strcmp(name, "mcp_command_restart") == 0) {
+        st = mcp_command_restart(cmd, 3, 100, 1000, 3, 10000);
     } else if (strcmp(name, "mcp_command_spawn_error") == 0) {
         McpBuffer text = {(uint8_t *)&check_passed_count, 7};
         st = mcp_command_spawn_error(cmd, ENOENT, &text);
@@ -827,12 +829,13 @@ static McpTransport *spawned_cat(int32_t *pid)
     return t;
 }
 
-/* pid and stderr_dropped take the transport's lock: a panic there poisons
- * it. Their panic values are -1 and 0, and so are their answers for a
- * poisoned transport; free still kills and reaps the server. */
+/* pid, restarts and stderr_dropped take the transport's lock: a panic
+ * there poisons it. Their panic values are -1, 0 and 0, and so are their
+ * answers for a poisoned transport; free still kills and reaps the server. */
 static void armed_transport_process_query(const char *name)
 {
     int is_pid = strcmp(name, "mcp_transport_pid") == 0;
+    int is_restarts = strcmp(name, "mcp_transport_restarts") == 0;
     int32_t pid = 0;
     McpTransport *t = spawned_cat(&pid);
     McpTransport *bystander;
@@ -840,13 +843,16 @@ static void armed_transport_process_query(const char *name)
     int64_t got;
 
     arm(name);
-    got = is_pid ? (int64_t)mcp_transport_pid(t) : (int64_t)mcp_transport_stderr_dropped(t);
+    got = is_pid        ? (int64_t)mcp_transport_pid(t)
+          : is_restarts ? (int64_t)mcp_transport_restarts(t)
+                        : (int64_t)mcp_transport_stderr_dropped(t);
     disarm(name);
     if (!CHECK(got == (is_pid ? -1 : 0))) {
         printf("    %s, armed, returned %lld, want its panic value %d\n", name, (long long)got,
                is_pid ? -1 : 0);
     }
     CHECK(mcp_transport_pid(t) == -1);
+    CHECK(mcp_transport_restarts(t) == 0);
     CHECK(mcp_transport_stderr_dropped(t) == 0);
     check_transport_poisoned(t, name);
     mcp_transport_free(t); /* poisoned: the server is killed and reaped */
@@ -998,10 +1004,12 @@ static const PanicCase PANIC_CASES[] = {
     {"mcp_command_env_mode", armed_command_call},
     {"mcp_command_cwd", armed_command_call},
     {"mcp_command_stderr", armed_command_call},
+    {"mcp_command_restart", armed_command_call},
     {"mcp_command_spawn_error", armed_command_call},
     {"mcp_command_free", armed_command_free},
     {"mcp_transport_spawn", armed_transport_spawn},
     {"mcp_transport_pid", armed_transport_process_query},
+    {"mcp_transport_restarts", armed_transport_process_query},
     {"mcp_transport_stderr_dropped", armed_transport_process_query},
     {"mcp_transport_stderr_tail", armed_transport_stderr_tail},
     {"mcp_transport_end_reason", armed_transport_end},

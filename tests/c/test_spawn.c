@@ -981,6 +981,106 @@ static void test_exit_status(void)
     CHECK(no_child_left());
 }
 
+/* ---- restart ---- */
+
+/* Answers each request; on its second: "boom" on stderr, exit 7. */
+#define CRASH_ON_SECOND                                                                        \
+    "n=0; while read -r line; do n=$((n+1)); "                                                 \
+    "if [ $n -eq 2 ]; then echo boom >&2; exit 7; fi; "                                        \
+    "printf '%s\\n' \"$line\" | "                                                              \
+    "sed 's/.*\"id\":\\([0-9]*\\).*/{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'; done"
+
+static void test_restart(void)
+{
+    McpCommand *cmd = SH_COMMAND(CRASH_ON_SECOND);
+    McpTransport *t;
+    McpEvent ev;
+    int64_t id = 0;
+    int32_t first_pid;
+    bool early = true;
+    McpBuffer text = {NULL, 0};
+
+    CHECK_STATUS(mcp_command_restart(NULL, 3, 50, 50, 3, 10000), MCP_STATUS_NULL_ARGUMENT);
+    CHECK_STATUS(mcp_command_restart(cmd, 3, 100, 50, 3, 10000), MCP_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(mcp_command_restart(cmd, 3, 50, 50, 3, 10000), MCP_STATUS_OK);
+    t = SPAWN(cmd);
+    first_pid = mcp_transport_pid(t);
+    CHECK(mcp_transport_restarts(t) == 0);
+    CHECK_STATUS(mcp_transport_request(t, "tools/list", NULL, 0, 5000, &id), MCP_STATUS_OK);
+    CHECK_STATUS(mcp_transport_next_event(t, 5000, &ev), MCP_STATUS_OK);
+    CHECK(ev.kind == MCP_EVENT_RESPONSE && ev.request_id == 1);
+
+    /* The crash: its stderr, then the failure with the exit status. */
+    CHECK_STATUS(mcp_transport_request(t, "tools/call", NULL, 0, 5000, &id), MCP_STATUS_OK);
+    EXPECT_STDERR_TEXT(t, "boom");
+    CHECK_STATUS(mcp_transport_next_event(t, 5000, &ev), MCP_STATUS_OK);
+    if (!CHECK(ev.kind == MCP_EVENT_REQUEST_FAILED && ev.request_id == 2 && ev.exit_code == 7)) {
+        printf("    kind %ld request_id %lld exit_code %ld\n", (long)ev.kind,
+               (long long)ev.request_id, (long)ev.exit_code);
+    }
+    CHECK(mcp_transport_end_reason(t, &early) == MCP_END_SERVER_EXITED && !early);
+    /* Until the restart, sends are refused as such. */
+    CHECK_STATUS(mcp_transport_request(t, "tools/list", NULL, 0, 0, &id), MCP_STATUS_RESTARTING);
+    CHECK_STATUS(mcp_transport_notify(t, "notifications/x", NULL, 0), MCP_STATUS_RESTARTING);
+
+    /* Restarted: how the old one ended, the new pid, the count. */
+    CHECK_STATUS(mcp_transport_next_event(t, 5000, &ev), MCP_STATUS_OK);
+    if (!CHECK(ev.kind == MCP_EVENT_RESTARTED && ev.exit_code == 7 && ev.term_signal == 0 &&
+               ev.request_id == -1 && ev.data == NULL)) {
+        printf("    kind %ld exit_code %ld\n", (long)ev.kind, (long)ev.exit_code);
+    }
+    CHECK(mcp_transport_pid(t) > 0 && mcp_transport_pid(t) != first_pid);
+    CHECK(mcp_transport_restarts(t) == 1);
+    CHECK(mcp_transport_end_reason(t, NULL) == MCP_END_NONE);
+    {
+        int status = 0;
+        CHECK(waitpid(first_pid, &status, WNOHANG) == -1 && errno == ECHILD); /* reaped */
+    }
+
+    /* The new server answers; ids go on. */
+    CHECK_STATUS(mcp_transport_request(t, "tools/list", NULL, 0, 5000, &id), MCP_STATUS_OK);
+    CHECK(id == 3);
+    CHECK_STATUS(mcp_transport_next_event(t, 5000, &ev), MCP_STATUS_OK);
+    CHECK(ev.kind == MCP_EVENT_RESPONSE && ev.request_id == 3);
+    CHECK_STATUS(mcp_transport_close(t, 2000), MCP_STATUS_OK);
+    EXPECT_CLOSED(t, 0, 0); /* its stdin closed: the loop ends, exit 0, no restart */
+    CHECK(mcp_transport_restarts(t) == 1);
+    mcp_transport_free(t);
+    mcp_command_free(cmd);
+
+    /* A crash loop: 2 exits within the window, so one restart, then the end
+     * with the last reason (and why in words). */
+    cmd = SH_COMMAND("echo 'npm ERR! 404' >&2; exit 1");
+    CHECK_STATUS(mcp_command_restart(cmd, 10, 10, 10, 2, 60000), MCP_STATUS_OK);
+    t = SPAWN(cmd);
+    EXPECT_STDERR_TEXT(t, "npm ERR! 404");
+    CHECK_STATUS(mcp_transport_next_event(t, 5000, &ev), MCP_STATUS_OK);
+    CHECK(ev.kind == MCP_EVENT_RESTARTED && ev.exit_code == 1);
+    EXPECT_STDERR_TEXT(t, "npm ERR! 404");
+    EXPECT_CLOSED(t, 1, 0);
+    CHECK(mcp_transport_restarts(t) == 1);
+    CHECK(mcp_transport_end_reason(t, &early) == MCP_END_SERVER_EXITED && early);
+    CHECK_STATUS(mcp_transport_end_text(t, &text), MCP_STATUS_OK);
+    {
+        static const char want[] = "server exited with code 1 before its first message: npm ERR! 404";
+        if (!CHECK(text.len == sizeof want - 1 && memcmp(text.data, want, text.len) == 0)) {
+            print_bytes("end text", text.data, text.len);
+        }
+    }
+    mcp_buffer_free(&text);
+    mcp_transport_free(t);
+
+    /* max_restarts 0: no policy. */
+    CHECK_STATUS(mcp_command_restart(cmd, 0, 10, 10, 2, 60000), MCP_STATUS_OK);
+    t = SPAWN(cmd);
+    EXPECT_STDERR_TEXT(t, "npm ERR! 404");
+    EXPECT_CLOSED(t, 1, 0);
+    CHECK(mcp_transport_restarts(t) == 0);
+    mcp_transport_free(t);
+    mcp_command_free(cmd);
+    CHECK(no_child_left());
+}
+
 /* ---- the host's exit ---- */
 
 static McpTransport *g_abandoned; /* in a forked child: a transport never freed */
@@ -1255,6 +1355,7 @@ int main(void)
     test_signal_state();
     test_request_response();
     test_exit_status();
+    test_restart();
     test_kill_on_host_exit();
     test_open_stdio();
     test_out_of_descriptors();

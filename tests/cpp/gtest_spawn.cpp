@@ -387,6 +387,50 @@ TEST(Spawn, CallAnswersThePeerAndKeepsTheRest) {
     EXPECT_EQ(kept->data(), "npm ERR! 404");
 }
 
+// Restart: a server that crashes on its second request fails that call
+// with why, refuses sends as Restarting until Restarted comes (with how
+// the old one ended), then the next call reaches the new server; ids go on.
+TEST(Spawn, ARestartedServerAnswersTheNextCall) {
+    const char *script =
+        "n=0; while read -r line; do n=$((n+1));"
+        "if [ $n -eq 2 ]; then echo boom >&2; exit 7; fi;"
+        "printf '%s\\n' \"$line\" | "
+        "sed 's/.*\"id\":\\([0-9]*\\).*/{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'; done";
+    mcp::RestartPolicy policy;
+    policy.backoff = 50ms;
+    policy.max_backoff = 50ms;
+    EXPECT_EQ(thrown_by([&] {
+                  mcp::RestartPolicy bad = policy;
+                  bad.max_backoff = 10ms;
+                  (void)sh(script).restart(bad);
+              }).status(),
+              Status::InvalidArgument);
+    Transport t = Transport::spawn(sh(script).restart(policy));
+    const std::int32_t first = t.pid();
+    EXPECT_EQ(t.call("tools/list", {}, 20s), R"({"jsonrpc":"2.0","id":1,"result":{}})");
+    const mcp::Error crashed = thrown_by([&] { (void)t.call("tools/call", {}, 20s); });
+    EXPECT_EQ(crashed.status(), Status::Closed);
+    EXPECT_NE(std::string(crashed.what()).find("server exited with code 7: boom"),
+              std::string::npos)
+        << crashed.what();
+    EXPECT_EQ(thrown_by([&] { t.notify("notifications/x"); }).status(), Status::Restarting);
+    std::optional<Got> restarted;
+    while (!restarted) {
+        const std::optional<Got> got = next_non_stderr(t);
+        ASSERT_TRUE(got.has_value());
+        if (got->kind == EventKind::Restarted) restarted = got;
+    }
+    EXPECT_EQ(restarted->exit_code, 7);
+    EXPECT_EQ(t.restarts(), 1u);
+    EXPECT_NE(t.pid(), first);
+    EXPECT_GT(t.pid(), 0);
+    EXPECT_EQ(t.end_reason(), mcp::EndReason::None);
+    EXPECT_EQ(t.call("tools/list", {}, 20s), R"({"jsonrpc":"2.0","id":3,"result":{}})");
+    t.close(2s);
+    for (const Got &g : until_closed(t)) EXPECT_NE(g.kind, EventKind::Restarted);
+    EXPECT_EQ(t.restarts(), 1u);
+}
+
 TEST(Spawn, AServerThatHonoursSigtermEndsAtTheGrace) {
     Transport t = Transport::spawn(sh("echo ready >&2; exec sleep 30"));
     EXPECT_EQ(first_stderr_line(t), "ready");

@@ -89,14 +89,18 @@ impl Connection {
         point_stdout_away();
         Ok(conn)
     }
+}
 
-    /// [`spawn`](Connection::spawn), the PDEATHSIG choice given apart (the
-    /// C face's flag); `console_window` means nothing on POSIX.
-    pub(crate) fn spawn_with(
+impl Io {
+    /// The I/O of a server spawned from `cmd`: the ends of its pipes and
+    /// the process ([`Connection::spawn`]'s promise), the PDEATHSIG choice
+    /// given apart (the C face's flag); `console_window` means nothing on
+    /// POSIX.
+    pub(crate) fn spawn(
         cmd: &Command,
         kill_on_host_exit: bool,
         _console_window: bool,
-    ) -> Result<Connection, Error> {
+    ) -> Result<Io, Error> {
         if kill_on_host_exit && !cfg!(any(target_os = "linux", target_os = "android")) {
             return Err(Error::InvalidArgument);
         }
@@ -117,9 +121,6 @@ impl Connection {
         let process = Server::new(pid, pipes.stderr);
         // On failure the pipes close, and the process is killed and reaped.
         let fds = Fds::for_process(pipes.stdout, pipes.stdin).map_err(spawn_failed)?;
-        let io = Io::for_process(fds, process);
-        let mut core = Transport::new();
-        core.set_ended_by_peer_only();
-        Ok(Connection::from_inner(Inner::new(core, Some(io))))
+        Ok(Io::for_process(fds, process))
     }
 }

@@ -60,7 +60,9 @@ impl Io {
         // After CLOSED nothing is read any more: a spawned server's stderr
         // at its end (it was killed before the end was read) would be
         // ready for ever, and an event loop on the set would spin.
-        if let Some(process) = self.process().filter(|_| !core.is_closed()) {
+        // Nor from a server gone and waiting for its restart (nothing more
+        // is read from it).
+        if let Some(process) = self.process().filter(|p| !core.is_closed() && !p.gone()) {
             for fd in process.poll_fds() {
                 add(fd, libc::POLLIN);
             }
@@ -146,8 +148,10 @@ impl Shared {
 #[derive(Debug)]
 pub(in crate::connection) struct PollFd {
     epoll: crate::sys::unix::epoll::Epoll,
-    /// What the epoll set holds: descriptor and interest.
-    watched: std::sync::Mutex<Vec<(std::os::fd::RawFd, libc::c_short)>>,
+    /// What the epoll set holds: descriptor and interest; and the
+    /// connection's generation it was made for (a restart changes the
+    /// descriptors, whose numbers may come back for other files).
+    watched: std::sync::Mutex<(Vec<(std::os::fd::RawFd, libc::c_short)>, u32)>,
 }
 
 #[cfg(linux_apis)]
@@ -155,7 +159,7 @@ impl PollFd {
     pub(in crate::connection) fn new() -> Result<PollFd, Error> {
         Ok(PollFd {
             epoll: crate::sys::unix::epoll::Epoll::new()?,
-            watched: std::sync::Mutex::new(Vec::new()),
+            watched: std::sync::Mutex::new((Vec::new(), 0)),
         })
     }
 
@@ -168,9 +172,21 @@ impl PollFd {
     /// does). Called whenever `next_event` found nothing ready.
     pub(in crate::connection) fn sync(&self, shared: &Shared) -> Result<(), Error> {
         let mut set = empty_set();
-        let (n, _) = shared.poll_set_locked(shared.lock()?, &mut set, MAX_POLL_FDS);
+        let inner = shared.lock()?;
+        let generation = inner.generation;
+        let (n, _) = shared.poll_set_locked(inner, &mut set, MAX_POLL_FDS);
         let set = &set[..n];
-        let mut watched = self.watched.lock().map_err(|_| Error::Poisoned)?;
+        let mut guard = self.watched.lock().map_err(|_| Error::Poisoned)?;
+        let (watched, made_for) = &mut *guard;
+        if *made_for != generation {
+            // The server was restarted: what the set held is gone (closed
+            // descriptors leave an epoll set by themselves) or stale.
+            for &(fd, _) in watched.iter() {
+                self.epoll.unwatch(fd);
+            }
+            watched.clear();
+            *made_for = generation;
+        }
         watched.retain(|&(fd, _)| {
             let kept = set.iter().any(|p| p.fd == fd);
             if !kept {

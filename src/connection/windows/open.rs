@@ -81,16 +81,19 @@ impl Connection {
         };
         Connection::on_sources(Source::Borrowed(stdin), stdout)
     }
+}
 
-    /// [`spawn`](Connection::spawn), the C face's flags given apart:
-    /// `kill_on_host_exit` is Linux's, refused here (a host's exit kills the
-    /// tree anyway, through the job); `console_window` as
+impl Io {
+    /// The I/O of a server spawned from `cmd`: the ends of its pipes and
+    /// the process, in its job ([`Connection::spawn`]'s promise).
+    /// `kill_on_host_exit` is Linux's, refused here (a host's exit kills
+    /// the tree anyway, through the job); `console_window` as
     /// [`Command::console_window`].
-    pub(crate) fn spawn_with(
+    pub(crate) fn spawn(
         cmd: &Command,
         kill_on_host_exit: bool,
         console_window: bool,
-    ) -> Result<Connection, Error> {
+    ) -> Result<Io, Error> {
         if kill_on_host_exit {
             return Err(Error::InvalidArgument);
         }
@@ -109,12 +112,7 @@ impl Connection {
         // On a failure from here on, the job is closed: the tree dies.
         let process = Server::new(launched.started, launched.job, stderr);
         let ends = Handles::for_process(launched.stdout, launched.stdin).map_err(failed)?;
-        let mut core = Transport::new();
-        core.set_ended_by_peer_only();
-        Ok(Connection::from_inner(Inner::new(
-            core,
-            Some(Io::for_process(ends, process)),
-        )))
+        Ok(Io::for_process(ends, process))
     }
 }
 

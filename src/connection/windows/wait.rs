@@ -36,7 +36,9 @@ impl Io {
             for h in self.ends.wait_handles() {
                 add(h.as_raw_handle());
             }
-            if let Some(process) = self.process.as_ref() {
+            // Nothing more is read from a server gone and waiting for its
+            // restart.
+            if let Some(process) = self.process.as_ref().filter(|p| !p.gone()) {
                 for h in process.wait_handles() {
                     add(h.as_raw_handle());
                 }

@@ -66,6 +66,17 @@ pub enum McpEventKind {
     /// other event comes for it). `data`/`len`: the line (its
     /// `params.reason` may say why).
     MCP_EVENT_SUBSCRIPTION_ENDED = 10,
+    /// A spawned server that ended unexpectedly was started again, by its
+    /// command's restart policy (`mcp_command_restart`). Its pending
+    /// requests failed before this (`MCP_EVENT_REQUEST_FAILED`, open
+    /// subscriptions included), and so did those sent while it was down;
+    /// sends meanwhile returned `MCP_STATUS_RESTARTING`. Everything after
+    /// this event is the new process's: do the handshake again, and listen
+    /// again to what was subscribed to. `exit_code` and `term_signal`: how
+    /// the server before it ended; `mcp_transport_pid` gives the new
+    /// server's pid and `mcp_transport_restarts` this restart's number (1
+    /// for the first), both until the next event. Request ids go on.
+    MCP_EVENT_RESTARTED = 11,
 }
 
 /// One event of a transport, from `mcp_transport_next_event`. Fields that do
@@ -107,10 +118,12 @@ pub struct McpEvent {
     /// `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
     /// known, after a spawned server exited: its exit status; -1 otherwise
     /// (no process, still running, or killed by a signal).
+    /// `MCP_EVENT_RESTARTED`: the same, of the server before the restart.
     pub exit_code: i32,
     /// `MCP_EVENT_CLOSED`, and `MCP_EVENT_REQUEST_FAILED` once it is
     /// known, after a spawned server was killed by a signal: the signal; 0
-    /// otherwise.
+    /// otherwise. `MCP_EVENT_RESTARTED`: the same, of the server before
+    /// the restart.
     pub term_signal: i32,
 }
 
@@ -204,6 +217,11 @@ impl McpEvent {
                 data: line.as_ptr(),
                 len: line.len(),
                 ..McpEvent::empty(McpEventKind::MCP_EVENT_STDERR)
+            },
+            Event::Restarted { .. } => McpEvent {
+                exit_code: exit.code,
+                term_signal: exit.signal,
+                ..McpEvent::empty(McpEventKind::MCP_EVENT_RESTARTED)
             },
             Event::Closed => McpEvent {
                 exit_code: exit.code,

@@ -169,6 +169,24 @@ pub unsafe extern "C" fn mcp_transport_pid(t: *const McpTransport) -> i32 {
     })
 }
 
+/// How many times the spawned server was started again by its command's
+/// restart policy (`mcp_command_restart`): after `MCP_EVENT_RESTARTED`,
+/// that restart's number (1 for the first). 0 for a transport that never
+/// restarted, and for NULL. Any thread.
+///
+/// # Safety
+/// `t` is NULL or a live transport.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_transport_restarts(t: *const McpTransport) -> u32 {
+    ffi_boundary!(mcp_transport_restarts, 0, {
+        // SAFETY: forwarded caller contract.
+        match unsafe { lock(t) } {
+            Ok((_, inner)) => inner.restarts(),
+            Err(_) => 0,
+        }
+    })
+}
+
 /// The bytes of the spawned server's stderr lines dropped because more
 /// than 1 MiB waited undelivered (newlines included); 0 for NULL and for
 /// transports without stderr events. Any thread.

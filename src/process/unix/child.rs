@@ -191,6 +191,17 @@ impl Child {
         }
     }
 
+    /// Sends SIGKILL to the group now, whatever was scheduled (the server
+    /// is replaced), and reaps the server if it can.
+    pub(crate) fn kill_group_now(&mut self) {
+        if !self.killed {
+            self.killed = true;
+            self.kill_at = Some(Instant::now());
+            self.signal_group(libc::SIGKILL);
+        }
+        self.release();
+    }
+
     /// Sends `signal` to the server's process group, if that group is still
     /// provably the server's; else to what the pidfd can still reach.
     fn signal_group(&mut self, signal: c_int) {

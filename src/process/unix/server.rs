@@ -27,6 +27,9 @@ pub(crate) struct Server {
     answers: Answers,
     /// `receive_end` was given to the core: the end is under way.
     ended: bool,
+    /// An unexpected end is the restarter's: the core is not closed, and
+    /// not ended, when the server goes (see [`gone`](Server::gone)).
+    restart: bool,
     /// What a poll last said of stderr and the exit; `None` at the start of
     /// a call (the caller may have waited elsewhere): asked then with a
     /// poll that does not wait. So a round trip reads an empty stderr and
@@ -59,6 +62,7 @@ impl Server {
             stdout_ended: false,
             answers: Answers::default(),
             ended: false,
+            restart: false,
             ready: None,
             child: Child::new(pid),
         }
@@ -147,9 +151,30 @@ impl Server {
         }
     }
 
-    /// `close` was called: SIGTERM at the grace, SIGKILL at twice it.
+    /// `close` was called: SIGTERM at the grace, SIGKILL at twice it; no
+    /// restart.
     pub(crate) fn on_close(&mut self, grace: Duration, now: Instant) {
+        self.restart = false;
         self.child.schedule(grace, now);
+    }
+
+    /// Whether an unexpected end is left to the restarter (see
+    /// [`gone`](Server::gone)) or ends the connection.
+    pub(crate) fn set_restart(&mut self, yes: bool) {
+        self.restart = yes;
+    }
+
+    /// It ended unexpectedly and is the restarter's: no answer can come
+    /// (its pending requests failed), and the connection was not closed.
+    pub(crate) fn gone(&self) -> bool {
+        self.restart && self.answers.failed()
+    }
+
+    /// Makes way for the server started in its place: what is left of its
+    /// process group (a wrapper's children, say) is sent SIGKILL while the
+    /// group's id is still provably its own, then it is reaped (at drop).
+    pub(crate) fn retire(mut self) {
+        self.child.kill_group_now();
     }
 
     /// Reaps, signals what is due, drains stderr, fails the pending
@@ -161,7 +186,10 @@ impl Server {
     /// now; the caller reads what its stdout still holds (an answer written
     /// before, say: it is delivered, not failed), then calls again.
     pub(crate) fn supervise(&mut self, core: &mut Transport) -> Result<bool, Error> {
-        if self.ended {
+        // Gone and the restarter's: nothing more is read from it (its
+        // stderr lines read so far are still given), so that what is left
+        // of it cannot hold the restart back.
+        if self.ended || self.gone() {
             return Ok(false);
         }
         let now = Instant::now();
@@ -189,12 +217,18 @@ impl Server {
         if self.answers.look(core, seen, now)? {
             return Ok(true);
         }
+        if self.gone() {
+            return Ok(false); // the restarter's from here on
+        }
         // Exited by itself, closed its stdout (MCP's "the server closes its
         // output stream and exits"), or stopped reading (a refused write):
-        // the shutdown sequence runs as after a close, for what is left.
+        // the shutdown sequence runs as after a close, for what is left
+        // (the signals only, when it is to be restarted: it may still run).
         let went_away = exited || self.stdout_ended || core.closing();
         if went_away && !self.child.scheduled() {
-            core.close(EXIT_GRACE, now)?;
+            if !self.restart {
+                core.close(EXIT_GRACE, now)?;
+            }
             self.child.schedule(EXIT_GRACE, now);
         }
         let kill_sent_before = self.child.kill_sent();

@@ -44,6 +44,9 @@ pub(crate) struct Server {
     answers: Answers,
     /// `receive_end` was given to the core: the end is under way.
     ended: bool,
+    /// An unexpected end is the restarter's: the core is not closed, and
+    /// not ended, when the server goes (see [`gone`](Server::gone)).
+    restart: bool,
     /// Its exit code, once it exited.
     exit: Option<u32>,
     /// When the job is terminated (set by a close, or by its exit).
@@ -64,6 +67,7 @@ impl Server {
             stdout_ended: false,
             answers: Answers::default(),
             ended: false,
+            restart: false,
             exit: None,
             terminate_at: None,
             terminated_at: None,
@@ -122,11 +126,30 @@ impl Server {
         }
     }
 
-    /// `close` was called: the job is terminated at the grace.
+    /// `close` was called: the job is terminated at the grace; no restart.
     pub(crate) fn on_close(&mut self, grace: Duration, now: Instant) {
+        self.restart = false;
         if self.terminate_at.is_none() {
             self.terminate_at = Some(now + grace);
         }
+    }
+
+    /// Whether an unexpected end is left to the restarter (see
+    /// [`gone`](Server::gone)) or ends the connection.
+    pub(crate) fn set_restart(&mut self, yes: bool) {
+        self.restart = yes;
+    }
+
+    /// It ended unexpectedly and is the restarter's: no answer can come
+    /// (its pending requests failed), and the connection was not closed.
+    pub(crate) fn gone(&self) -> bool {
+        self.restart && self.answers.failed()
+    }
+
+    /// Makes way for the server started in its place: its job is
+    /// terminated now (and closed at drop), with whatever is left in it.
+    pub(crate) fn retire(self) {
+        let _ = self.job.terminate(TERMINATED);
     }
 
     fn look_at_exit(&mut self) {
@@ -144,7 +167,10 @@ impl Server {
     /// `Ok(true)`: the server exited, or the job was terminated, just now;
     /// the caller reads what its stdout still holds, then calls again.
     pub(crate) fn supervise(&mut self, core: &mut Transport) -> Result<bool, Error> {
-        if self.ended {
+        // Gone and the restarter's: nothing more is read from it (its
+        // stderr lines read so far are still given), so that what is left
+        // of it cannot hold the restart back.
+        if self.ended || self.gone() {
             return Ok(false);
         }
         let now = Instant::now();
@@ -168,9 +194,16 @@ impl Server {
         if self.answers.look(core, seen, now)? {
             return Ok(true);
         }
+        if self.gone() {
+            return Ok(false); // the restarter's from here on
+        }
+        // When it is to be restarted, only the termination is scheduled:
+        // it may still run.
         let went_away = self.exit.is_some() || self.stdout_ended || core.closing();
         if went_away && self.terminate_at.is_none() {
-            core.close(EXIT_GRACE, now)?;
+            if !self.restart {
+                core.close(EXIT_GRACE, now)?;
+            }
             self.terminate_at = Some(now + EXIT_GRACE);
         }
         if self.terminated_at.is_none() && self.terminate_at.is_some_and(|at| at <= now) {
