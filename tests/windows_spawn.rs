@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcp_stdio::{Command, Connection, Error, SpawnCause, StderrMode};
+use mcp_stdio::{
+    Command, Connection, EndReason, Error, RestartPolicy, ServerExit, SpawnCause, StderrMode,
+};
 
 /// The test server, or a failure that says how to get it.
 fn misbehave() -> PathBuf {
@@ -367,4 +369,79 @@ fn the_tree_dies_with_the_host() {
     host.kill().unwrap(); // TerminateProcess: no destructor runs
     host.wait().unwrap();
     stops_growing(&marker);
+}
+
+/// How a server that exited with `code` by itself ended.
+fn exited(code: i32, before_first_message: bool) -> EndReason {
+    EndReason::ServerExited(ServerExit {
+        code: Some(code),
+        signal: None,
+        before_first_message,
+    })
+}
+
+#[test]
+fn a_server_that_crashes_is_restarted_and_the_next_call_succeeds() {
+    let dir = scratch("restart");
+    let marker = dir.join("grandchild");
+    let mut cmd = server("crash-after");
+    cmd.arg("1").arg(&marker).restart(Some(
+        RestartPolicy::new().backoff(Duration::from_millis(50), Duration::from_millis(50)),
+    ));
+    let mut conn = spawn(&cmd);
+    let first = conn.pid().unwrap();
+    round_trip(&mut conn);
+    grows(&marker); // the old server's grandchild runs
+    let crash = conn
+        .request("tools/call", None, Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut stderr = Vec::new();
+    match next_non_stderr(&mut conn, Duration::from_secs(30), &mut stderr) {
+        Some(Ev::Failed(id)) => assert_eq!(id, crash),
+        other => panic!("expected the failure of {crash}, got {other:?}"),
+    }
+    assert_eq!(stderr, ["boom"], "its stderr came first");
+    assert_eq!(conn.end_reason(), Some(exited(7, false)));
+    assert_eq!(conn.notify("x", None), Err(Error::Restarting));
+    match next_non_stderr(&mut conn, Duration::from_secs(30), &mut stderr) {
+        Some(Ev::Restarted(pid, 1, reason)) => {
+            assert_ne!(pid, first);
+            assert_eq!(Some(pid), conn.pid());
+            assert_eq!(reason, exited(7, false));
+        }
+        other => panic!("expected the restart, got {other:?}"),
+    }
+    // The new server (which starts a grandchild of its own) answers.
+    round_trip(&mut conn);
+    assert_eq!(conn.restarts(), 1);
+    conn.close(Duration::from_secs(5)).unwrap();
+    let out = run_to_closed(&mut conn, Duration::from_secs(10));
+    assert!(
+        !out.events.iter().any(|e| matches!(e, Ev::Restarted(..))),
+        "restarted after close"
+    );
+    // Both grandchildren are gone: the old one with its job at the
+    // restart, the new one with its job at the close.
+    stops_growing(&marker);
+}
+
+#[test]
+fn a_server_that_crashes_at_start_stops_at_the_crash_loop() {
+    let mut cmd = server("exit");
+    cmd.arg("3").restart(Some(
+        RestartPolicy::new()
+            .backoff(Duration::from_millis(10), Duration::from_millis(10))
+            .crash_loop(2, Duration::from_secs(60)),
+    ));
+    let mut conn = spawn(&cmd);
+    let out = run_to_closed(&mut conn, Duration::from_secs(20));
+    let restarts: Vec<_> = out
+        .events
+        .iter()
+        .filter(|e| matches!(e, Ev::Restarted(..)))
+        .collect();
+    assert_eq!(restarts.len(), 1, "{:?}", out.events);
+    assert_eq!(conn.restarts(), 1);
+    assert_eq!(conn.end_reason(), Some(exited(3, true)));
+    assert_eq!(conn.exit_status().and_then(|s| s.code()), Some(3));
 }

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_stdio::{json_string_eq, Command, Connection, Error, Event, InvalidKind};
+use mcp_stdio::{json_string_eq, Command, Connection, EndReason, Error, Event, InvalidKind};
 
 /// An [`Event`] with its data copied (its `Debug` shows at most 200 bytes
 /// of a line).
@@ -32,6 +32,8 @@ pub enum Ev {
         len: usize,
     },
     Stderr(Vec<u8>),
+    /// A restart: the new pid, the attempt, why the server before ended.
+    Restarted(u32, u32, EndReason),
     Closed,
     /// A kind this file does not know (`Event` is non-exhaustive).
     Other(String),
@@ -59,6 +61,9 @@ impl std::fmt::Debug for Ev {
                 write!(f, "Invalid({kind:?}, {line:?}, len {len})")
             }
             Ev::Stderr(line) => write!(f, "Stderr({})", clip(line)),
+            Ev::Restarted(pid, attempt, reason) => {
+                write!(f, "Restarted(pid {pid}, attempt {attempt}, {reason})")
+            }
             Ev::Closed => write!(f, "Closed"),
             Ev::Other(what) => write!(f, "Other({what})"),
         }
@@ -101,6 +106,11 @@ pub fn own(event: Event<'_>) -> Ev {
             len,
         },
         Event::Stderr { line } => Ev::Stderr(line.to_vec()),
+        Event::Restarted {
+            pid,
+            attempt,
+            reason,
+        } => Ev::Restarted(pid, attempt, reason),
         Event::Closed => Ev::Closed,
         other => Ev::Other(format!("{other:?}")),
     }

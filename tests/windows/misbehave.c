@@ -13,6 +13,10 @@
  *   grandchild    starts itself as `marker FILE` (FILE: second argument), which
  *                 inherits its stdout and stderr and keeps them open, then echo
  *   marker        appends a byte to FILE every 50 ms, for ever
+ *   crash-after   answers N (second argument) requests as echo, then on the
+ *                 next one writes "boom" to stderr and exits with 7; with a
+ *                 third argument FILE it first starts itself as `marker FILE`
+ *                 (in its job, holding none of its pipes)
  *
  * Every mode but `exit` and `args` also appends to FILE when the
  * environment variable MISBEHAVE_MARKER names one: a process left running
@@ -65,15 +69,42 @@ static int find_id(const char *line, char *id, size_t cap) {
     return n > 0;
 }
 
-static void echo(void) {
+/* Answers requests as echo; on the request after the first `crash_after`
+ * (negative: never), writes "boom" to stderr and exits with 7. */
+static void echo_until(long crash_after) {
     static char line[1 << 20];
     char id[256];
+    long answered = 0;
     while (fgets(line, sizeof line, stdin)) {
         if (strstr(line, "\"method\"") && find_id(line, id, sizeof id)) {
+            if (crash_after >= 0 && answered == crash_after) {
+                fputs("boom\n", stderr);
+                fflush(stderr);
+                exit(7);
+            }
             printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n", id);
             fflush(stdout);
+            answered++;
         }
     }
+}
+
+static void echo(void) { echo_until(-1); }
+
+/* Starts this program as `marker FILE`, inheriting nothing. */
+static int start_marker(const char *file) {
+    char self[MAX_PATH];
+    GetModuleFileNameA(NULL, self, MAX_PATH);
+    char line[2 * MAX_PATH + 32];
+    snprintf(line, sizeof line, "\"%s\" marker \"%s\"", self, file);
+    STARTUPINFOA si;
+    PROCESS_INFORMATION pi;
+    memset(&si, 0, sizeof si);
+    si.cb = sizeof si;
+    if (!CreateProcessA(NULL, line, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) return 0;
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    return 1;
 }
 
 int main(int argc, char **argv) {
@@ -119,6 +150,12 @@ int main(int argc, char **argv) {
             fwrite(chunk, 1, sizeof chunk, stderr);
         fflush(stderr);
         echo();
+        return 0;
+    }
+    if (strcmp(mode, "crash-after") == 0) {
+        if (argc < 3) return 2;
+        if (argc > 3 && !start_marker(argv[3])) return 3;
+        echo_until(atol(argv[2]));
         return 0;
     }
     if (strcmp(mode, "grandchild") == 0) {
