@@ -20,6 +20,12 @@
  *                             changes (subscriptions/listen) once connected, and
  *                             print each notification of that stream as
  *                             "subscription: <method>"
+ *   --restart                 a server that ends unexpectedly is started again
+ *                             (the library's restart policy: at most 3 restarts,
+ *                             250 ms after the end, a crash loop at 5 ends within a
+ *                             minute); the host then connects again (the probe or
+ *                             the handshake, --listen again) and repeats the
+ *                             request the end failed, once
  *   --max-line BYTES          longest line accepted from the server (default 64 MiB)
  *   --legacy                  no server/discover probe: the initialize handshake at once
  *   --protocol-version V      the version asked for in initialize (default 2025-11-25)
@@ -153,6 +159,7 @@ typedef struct {
     int64_t max_ms;     /* --max-time */
     int progress_reset; /* not --no-progress-reset */
     int listen;         /* --listen */
+    int restart;        /* --restart */
     size_t max_line;
     const char *protocol_version;
     int legacy;
@@ -181,6 +188,8 @@ typedef struct {
 
     int closed;             /* MCP_EVENT_CLOSED came */
     int exit_code, term_signal;
+    int restarted;          /* MCP_EVENT_RESTARTED came, not yet acted on */
+    int recovering;         /* connecting again after a restart */
 
     size_t steps_ok; /* steps of the session that succeeded, for the summary */
     int failed;      /* something went wrong that should fail the run */
@@ -401,6 +410,18 @@ static int pump(Host *h, int timeout_ms)
         fwrite(ev.data, 1, ev.len, stderr);
         fputc('\n', stderr);
         break;
+    case MCP_EVENT_RESTARTED:
+        /* How the server before it ended; the new pid and the count. */
+        if (ev.term_signal)
+            log_msg("the server was killed by signal %d; restarted it (pid %d, restart %u)",
+                    ev.term_signal, mcp_transport_pid(h->t), mcp_transport_restarts(h->t));
+        else
+            log_msg("the server ended (exit status %d); restarted it (pid %d, restart %u)",
+                    ev.exit_code, mcp_transport_pid(h->t), mcp_transport_restarts(h->t));
+        printf("restarted: %u\n", mcp_transport_restarts(h->t));
+        fflush(stdout);
+        h->restarted = 1;
+        break;
     case MCP_EVENT_CLOSED:
         h->closed = 1;
         h->exit_code = ev.exit_code;
@@ -465,6 +486,8 @@ static void log_ended(const Host *h, const char *method, long long id)
     mcp_buffer_free(&why);
 }
 
+static int reconnect(Host *h);
+
 static int request(Host *h, const char *method, const Buf *params)
 {
     int r = exchange(h, method, params);
@@ -474,6 +497,18 @@ static int request(Host *h, const char *method, const Buf *params)
                 (long long)h->cfg->timeout_ms, method, id);
     else if (r == NO_ANSWER && id >= 0)
         log_ended(h, method, id);
+    /* --restart: the server is started again; connect again and repeat the
+     * request, once. */
+    if (r == NO_ANSWER && h->cfg->restart && !h->recovering && reconnect(h) == 0) {
+        log_msg("repeating %s", method);
+        r = exchange(h, method, params);
+        id = (long long)h->last_id;
+        if (r == TIMED_OUT)
+            log_msg("timed out after %lld ms waiting for the response to %s (id %lld)",
+                    (long long)h->cfg->timeout_ms, method, id);
+        else if (r == NO_ANSWER && id >= 0)
+            log_ended(h, method, id);
+    }
     if (r < 0) {
         h->failed = h->stalled = 1;
         return -1;
@@ -742,6 +777,33 @@ static void do_listen(Host *h)
     buf_free(&params);
 }
 
+/* --restart: waits for the transport's restart of the server (or its end),
+ * then connects again as at the start (the probe or the handshake; --listen
+ * again). Its steps are not counted: they repeat the start. Returns 0 once
+ * the new server is connected. */
+static int reconnect(Host *h)
+{
+    while (!h->restarted && !h->closed)
+        if (pump(h, -1) < 0)
+            break;
+    if (!h->restarted)
+        return -1; /* the transport ended instead (the crash loop, say) */
+    h->restarted = 0;
+    h->recovering = 1;
+    size_t steps = h->steps_ok;
+    int failed = h->failed;
+    int has_tools = 0, has_resources = 0;
+    int r = do_connect(h, &has_tools, &has_resources);
+    h->steps_ok = steps;
+    h->recovering = 0;
+    if (r != 0)
+        return -1;
+    h->failed = failed;
+    if (h->cfg->listen)
+        do_listen(h);
+    return 0;
+}
+
 /* tools/list, every page. Returns 0 if it worked and the expected tools are there. */
 static int do_tools_list(Host *h)
 {
@@ -898,6 +960,10 @@ static McpStatus spawn_server(const Config *cfg, McpCommand **cmd_out, McpTransp
         st = mcp_command_arg(cmd, *a);
     if (st == MCP_STATUS_OK && cfg->inherit_env)
         st = mcp_command_env_mode(cmd, MCP_ENV_INHERIT);
+    /* 3 restarts, 250 ms after the end (doubling), a crash loop at 5 ends
+     * within a minute. */
+    if (st == MCP_STATUS_OK && cfg->restart)
+        st = mcp_command_restart(cmd, 3, 250, 8000, 5, 60000);
     uint32_t flags = 0;
 #ifdef __linux__
     flags |= MCP_TRANSPORT_KILL_ON_HOST_EXIT; /* no server outlives a crashed host */
@@ -965,6 +1031,7 @@ static void usage(FILE *f, const char *prog)
             "  --max-time SEC            the longest a tool call may take (default %d)\n"
             "  --no-progress-reset       progress does not reset a tool call's timeout\n"
             "  --listen                  subscribe to tool list changes (2026-07-28)\n"
+            "  --restart                 start a server that ends unexpectedly again\n"
             "  --max-line BYTES          longest line accepted from the server (default %d)\n"
             "  --legacy                  no server/discover probe: initialize at once\n"
             "  --protocol-version V      version asked for in initialize (default %s)\n"
@@ -1039,6 +1106,8 @@ static int parse_args(int argc, char **argv, Config *cfg)
             cfg->allow_kill = 1;
         } else if (strcmp(a, "--legacy") == 0) {
             cfg->legacy = 1;
+        } else if (strcmp(a, "--restart") == 0) {
+            cfg->restart = 1;
         } else if (strcmp(a, "--inherit-env") == 0) {
             cfg->inherit_env = 1;
         } else if (strcmp(a, "--max-line") == 0 && left >= 1) {

@@ -142,8 +142,13 @@ def run_host(options, server_cmd, *, timeout=120, cwd=None, env=None, host=HOST)
     proc = subprocess.run(
         cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, cwd=cwd, env=env
     )
-    run = HostRun(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
-    for line in proc.stdout.split(b"\n"):
+    return parse_host_output(proc.returncode, proc.stdout, proc.stderr)
+
+
+def parse_host_output(returncode, stdout: bytes, stderr: bytes) -> HostRun:
+    """A host's exit status and output, parsed (see HostRun)."""
+    run = HostRun(returncode, stdout, stderr.decode("utf-8", "replace"))
+    for line in stdout.split(b"\n"):
         if line.startswith(b"-> "):
             run.sent.append(json.loads(line[3:]))
         elif line.startswith(b"<- "):

@@ -2,8 +2,21 @@
 the reference server of the MCP project, written with the TypeScript SDK."""
 
 import base64
+import os
+import signal
+import subprocess
 
-from conftest import EVERYTHING_SERVER, call, first_text, node_env, run_host
+import pytest
+
+from conftest import (
+    EVERYTHING_SERVER,
+    HOST,
+    call,
+    first_text,
+    node_env,
+    parse_host_output,
+    run_host,
+)
 
 ECHO = 'héllo, wörld ✓ 🎉 "quoted" back\\slash\ttab\nsecond line'
 
@@ -137,3 +150,69 @@ def test_the_hard_maximum_stops_it():
     assert run.returncode == 1, run.describe()
     assert "timed out" in run.stderr, run.describe()
     assert 2 <= len(progress) <= 3, run.describe()
+
+
+def _children(pid):
+    """The pids of the processes whose parent is pid (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses.
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def test_a_server_killed_from_outside_is_restarted_and_the_call_repeated():
+    # --restart: the library's restart policy. The server is killed (SIGKILL,
+    # from outside) while the tool call runs: the call fails at once with
+    # the reason, the transport starts the server again, and the host
+    # connects again and repeats the call, which then succeeds.
+    cmd = [
+        str(HOST), "--restart", "--timeout", "10",
+        *call("trigger-long-running-operation", duration=3, steps=3),
+        "--allow-kill", "--shutdown-timeout", "1",
+        "--", *EVERYTHING_SERVER,
+    ]
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=node_env(),
+    )
+    head = []
+    killed = None
+    try:
+        for line in proc.stdout:
+            head.append(line)
+            if line.startswith(b"<- ") and b'"notifications/progress"' in line:
+                (killed,) = _children(proc.pid)  # the server, mid-call
+                os.kill(killed, signal.SIGKILL)
+                break
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    run = parse_host_output(proc.returncode, b"".join(head) + rest, err)
+    assert killed is not None, run.describe()
+    assert run.returncode == 0, run.describe()
+    assert run.summary == "ok: 3/3 expected responses received and checked", run.describe()
+    first, second = run.requests("tools/call")
+    assert second["id"] > first["id"]
+    assert all(m.get("id") != first["id"] for m in run.received if "method" not in m)
+    assert "Long running operation completed" in first_text(run.response_to(second)["result"])
+    assert f"no answer to tools/call (id {first['id']}): server killed by signal 9" in run.stderr, (
+        run.describe()
+    )
+    assert "the server was killed by signal 9; restarted it (pid " in run.stderr, run.describe()
+    assert b"restarted: 1\n" in run.stdout
+    # The host connected again: the probe and the handshake, twice.
+    assert len(run.requests("initialize")) == 2, run.describe()
+    # The killed server was reaped by the library, not left a zombie.
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed, 0)
