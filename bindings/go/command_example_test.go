@@ -4,6 +4,7 @@ package mcpstdio_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -77,4 +78,54 @@ func ExampleServerExitedError() {
 	// Output:
 	// mcpstdio: server exited with code 1 before its first message: ModuleNotFoundError: No module named 'foo'
 	// exit code 1 before its first message: true
+}
+
+// snippet-start host (README.md shows these lines)
+// callTool spawns server, does the initialize handshake, calls tool with
+// args (a JSON object) and closes: the tool's result.
+func callTool(server []string, tool, args string) (json.RawMessage, error) {
+	cmd := exec.Command(server[0], server[1:]...) // looked up in PATH
+	cmd.Env = mcpstdio.DefaultEnv()               // PATH, HOME...: not the host's secrets
+	conn, err := mcpstdio.StartCommand(cmd, &mcpstdio.CommandConfig{
+		Stderr: func(line []byte) { log.Printf("[server] %s", line) },
+	})
+	if err != nil {
+		return nil, err // exec.ErrNotFound...
+	}
+	defer conn.Close() // closes its stdin; SIGTERM, SIGKILL if need be; always reaped
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = conn.Request(ctx, "initialize", json.RawMessage(`{"protocolVersion":"2025-11-25",`+
+		`"capabilities":{},"clientInfo":{"name":"readme","version":"1"}}`))
+	if err != nil {
+		return nil, err // "mcpstdio: server exited with code 1 ...: <its stderr>"
+	}
+	if err := conn.Notify(ctx, "notifications/initialized", nil); err != nil {
+		return nil, err
+	}
+	call := map[string]any{"name": tool, "arguments": json.RawMessage(args)}
+	return conn.Request(ctx, "tools/call", call)
+}
+
+// snippet-end host
+
+// The README's shortest host, against a stand-in server that answers the
+// initialize handshake, and a tools/call only after
+// notifications/initialized.
+func Example_callTool() {
+	standIn := `init=0
+	while read -r line; do
+	  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+	  case "$line" in
+	  *'"initialize"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-11-25",'\
+	    '"capabilities":{"tools":{}},"serverInfo":{"name":"stand-in","version":"1"}}}' ;;
+	  *'"notifications/initialized"'*) init=1 ;;
+	  *'"tools/call"'*) [ $init = 1 ] && echo '{"jsonrpc":"2.0","id":'$id',"result":'\
+	    '{"content":[{"type":"text","text":"called after the handshake"}]}}' ;;
+	  esac
+	done`
+	result, err := callTool([]string{"sh", "-c", standIn}, "echo", `{"text":"hi"}`)
+	fmt.Println(string(result), err)
+	// Output:
+	// {"content":[{"type":"text","text":"called after the handshake"}]} <nil>
 }
