@@ -461,7 +461,9 @@ enum McpEventKind
   MCP_EVENT_STDERR = 6,
   /**
    * The transport is closed. Always the last event, given once; then
-   * `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.
+   * `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`. A
+   * server restarted by its command's restart policy does not close the
+   * transport (`MCP_EVENT_RESTARTED`): this comes only when it is done.
    */
   MCP_EVENT_CLOSED = 7,
   /**
@@ -2033,8 +2035,10 @@ McpStatus mcp_transport_close(struct McpTransport *t,
  *   `exit_code` and `term_signal` say how it ended (-1 and 0: unknown).
  * - A server that exits by itself, or closes its stdout, closes the
  *   transport the same way (with a 2 s grace: its stdin is closed, SIGTERM
- *   comes 2 s later if it still runs, SIGKILL 4 s later). To restart it,
- *   spawn the same command again.
+ *   comes 2 s later if it still runs, SIGKILL 4 s later), unless its
+ *   command has a restart policy (`mcp_command_restart`): then it is
+ *   started again on this transport (`MCP_EVENT_RESTARTED`), and closed
+ *   this way only when the policy gives up.
  * - `mcp_transport_free` on an open transport closes it with a 2 s grace
  *   (or on an earlier close's schedule) and waits: at most about twice the
  *   grace plus 1 s. The server is reaped, whatever the order of calls; one

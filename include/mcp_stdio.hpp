@@ -1360,8 +1360,9 @@ public:
     ///   term_signal() say how the server ended.
     /// - A server that exits by itself, or closes its stdout, closes the
     ///   transport the same way (with a 2 s grace: its stdin is closed,
-    ///   SIGTERM 2 s later if it still runs): sends throw Closed.
-    ///   To restart it, spawn the command again.
+    ///   SIGTERM 2 s later if it still runs): sends throw Closed. With
+    ///   Command::restart it is started again instead (EventKind::Restarted),
+    ///   until the policy gives up.
     /// - ~Transport of an open one closes it with a 2 s grace (or on an
     ///   earlier close's schedule) and waits: at most about twice the
     ///   grace. The server is always reaped.

@@ -28,7 +28,10 @@ impl Connection {
     ///   the kernel, or held by a tracer, is waited for 1 s).
     ///   [`exit_status`](Connection::exit_status) then says how it ended.
     /// - A server that exits by itself, or closes its stdout, closes the
-    ///   connection the same way (with a 2 s grace).
+    ///   connection the same way (with a 2 s grace), unless its command has
+    ///   a [`RestartPolicy`](crate::RestartPolicy): then it is started again
+    ///   on this connection ([`Event::Restarted`](crate::Event::Restarted)),
+    ///   and the connection closes so only when the policy gives up.
     /// - POSIX: its exit is noticed without reaping it until no group signal
     ///   is to come, so the signals can only reach its own group (through
     ///   its pidfd on Linux 6.9+). A host whose own SIGCHLD handler reaps

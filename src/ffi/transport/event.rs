@@ -44,7 +44,9 @@ pub enum McpEventKind {
     /// other events as they arrive, all before `MCP_EVENT_CLOSED`.
     MCP_EVENT_STDERR = 6,
     /// The transport is closed. Always the last event, given once; then
-    /// `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`.
+    /// `mcp_transport_next_event` returns `MCP_STATUS_END_OF_STREAM`. A
+    /// server restarted by its command's restart policy does not close the
+    /// transport (`MCP_EVENT_RESTARTED`): this comes only when it is done.
     MCP_EVENT_CLOSED = 7,
     /// A `notifications/progress` for our request `request_id`, sent with
     /// `MCP_REQUEST_PROGRESS` (`mcp_transport_request_with`): its

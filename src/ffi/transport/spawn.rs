@@ -40,8 +40,10 @@ pub const MCP_TRANSPORT_CONSOLE_WINDOW: u32 = 1 << 3;
 ///   `exit_code` and `term_signal` say how it ended (-1 and 0: unknown).
 /// - A server that exits by itself, or closes its stdout, closes the
 ///   transport the same way (with a 2 s grace: its stdin is closed, SIGTERM
-///   comes 2 s later if it still runs, SIGKILL 4 s later). To restart it,
-///   spawn the same command again.
+///   comes 2 s later if it still runs, SIGKILL 4 s later), unless its
+///   command has a restart policy (`mcp_command_restart`): then it is
+///   started again on this transport (`MCP_EVENT_RESTARTED`), and closed
+///   this way only when the policy gives up.
 /// - `mcp_transport_free` on an open transport closes it with a 2 s grace
 ///   (or on an earlier close's schedule) and waits: at most about twice the
 ///   grace plus 1 s. The server is reaped, whatever the order of calls; one
