@@ -91,12 +91,15 @@ fn answer(conn: &mut Connection, id: i64) -> Vec<u8> {
     panic!("no answer to {id}");
 }
 
-fn exited(code: i32, before_first_message: bool) -> EndReason {
-    EndReason::ServerExited(ServerExit {
-        code: Some(code),
-        signal: None,
-        before_first_message,
-    })
+/// Takes events until `Closed`; panics on a restart meanwhile.
+fn closed_without_restart(conn: &mut Connection) {
+    loop {
+        match next_seen(conn, LONG) {
+            Some(Seen::Other(Ev::Closed)) => return,
+            Some(Seen::Restarted(r)) => panic!("restarted after close: {r:?}"),
+            _ => {}
+        }
+    }
 }
 
 #[test]
@@ -157,13 +160,7 @@ fn a_server_that_crashes_on_its_third_request_is_back_and_ids_go_on() {
     assert_eq!(id, listen + 1);
     assert_eq!(answer(&mut conn, id), br#"{"n":1}"#);
     conn.close(2000 * MS).unwrap();
-    loop {
-        match next_seen(&mut conn, LONG) {
-            Some(Seen::Other(Ev::Closed)) => break,
-            Some(Seen::Restarted(r)) => panic!("restarted after close: {r:?}"),
-            _ => {}
-        }
-    }
+    closed_without_restart(&mut conn);
     assert_eq!(conn.end_reason(), Some(EndReason::ClosedByUs));
 }
 
@@ -304,13 +301,7 @@ fn no_restart_after_the_host_s_close_even_when_the_server_exits_badly() {
     let policy = RestartPolicy::new().backoff(MS, MS);
     let mut conn = spawn(&with_policy(sh("cat >/dev/null; exit 1"), policy));
     conn.close(2000 * MS).unwrap();
-    loop {
-        match next_seen(&mut conn, LONG) {
-            Some(Seen::Other(Ev::Closed)) => break,
-            Some(Seen::Restarted(r)) => panic!("restarted after close: {r:?}"),
-            _ => {}
-        }
-    }
+    closed_without_restart(&mut conn);
     assert_eq!(conn.restarts(), 0);
     assert_eq!(conn.end_reason(), Some(EndReason::ClosedByUs));
     assert_eq!(conn.exit_status().and_then(|s| s.code()), Some(1));
@@ -336,13 +327,7 @@ fn a_close_while_the_restart_waits_ends_it_without_one() {
     let closing = Instant::now();
     conn.close(2000 * MS).unwrap();
     assert_eq!(conn.request("x", None, None), Err(Error::Closed));
-    loop {
-        match next_seen(&mut conn, LONG) {
-            Some(Seen::Other(Ev::Closed)) => break,
-            Some(Seen::Restarted(r)) => panic!("restarted after close: {r:?}"),
-            _ => {}
-        }
-    }
+    closed_without_restart(&mut conn);
     assert!(
         closing.elapsed() < Duration::from_secs(3),
         "{:?}",

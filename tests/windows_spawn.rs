@@ -21,9 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcp_stdio::{
-    Command, Connection, EndReason, Error, RestartPolicy, ServerExit, SpawnCause, StderrMode,
-};
+use mcp_stdio::{Command, Connection, Error, RestartPolicy, SpawnCause, StderrMode};
 
 /// The test server, or a failure that says how to get it.
 fn misbehave() -> PathBuf {
@@ -369,15 +367,6 @@ fn the_tree_dies_with_the_host() {
     host.kill().unwrap(); // TerminateProcess: no destructor runs
     host.wait().unwrap();
     stops_growing(&marker);
-}
-
-/// How a server that exited with `code` by itself ended.
-fn exited(code: i32, before_first_message: bool) -> EndReason {
-    EndReason::ServerExited(ServerExit {
-        code: Some(code),
-        signal: None,
-        before_first_message,
-    })
 }
 
 #[test]

@@ -7,7 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_stdio::{json_string_eq, Command, Connection, EndReason, Error, Event, InvalidKind};
+use mcp_stdio::{
+    json_string_eq, Command, Connection, EndReason, Error, Event, InvalidKind, ServerExit,
+};
 
 /// An [`Event`] with its data copied (its `Debug` shows at most 200 bytes
 /// of a line).
@@ -82,6 +84,15 @@ impl Ev {
             _ => None,
         }
     }
+}
+
+/// The end of a server that exited with `code` by itself.
+pub fn exited(code: i32, before_first_message: bool) -> EndReason {
+    EndReason::ServerExited(ServerExit {
+        code: Some(code),
+        signal: None,
+        before_first_message,
+    })
 }
 
 /// Copies `event` out of the connection.

@@ -162,6 +162,25 @@ def parse_host_output(returncode, stdout: bytes, stderr: bytes) -> HostRun:
     return run
 
 
+def subscription_stream(run):
+    """The --listen request's stream as the server sent it (the notifications
+    whose _meta names the listen request), after checking that the host
+    printed each as a subscription event, tied to that request by the
+    transport: their methods."""
+    (listen,) = run.requests("subscriptions/listen")
+    stream = [
+        m for m in run.received
+        if m.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
+        == listen["id"]
+    ]
+    methods = [m["method"] for m in stream]
+    printed = [
+        line for line in run.stdout.decode().splitlines() if line.startswith("subscription: ")
+    ]
+    assert printed == [f"subscription: \"{m}\"" for m in methods], run.describe()
+    return methods
+
+
 def call(tool, **arguments):
     """The --call option pair for a tool call."""
     return ["--call", tool, json.dumps(arguments, ensure_ascii=False)]

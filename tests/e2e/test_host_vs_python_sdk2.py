@@ -14,7 +14,7 @@ sampling/createMessage fail inside the server with NoBackChannelError
 with initialize instead; the server then speaks 2025-11-25 and does send
 them, and the host answers."""
 
-from conftest import SDK2_SERVER, call, first_text, run_host
+from conftest import SDK2_SERVER, call, first_text, run_host, subscription_stream
 
 TEXT = "grüße, мир, 世界 ✓ 🎉\nline two\twith a tab and a \\ backslash"
 MODERN = "2026-07-28"
@@ -127,15 +127,6 @@ def test_a_subscription_stream_is_tied_to_its_listen_request():
     assert run.returncode == 0, run.describe()
     (listen,) = run.requests("subscriptions/listen")
     assert listen["params"]["notifications"] == {"toolsListChanged": True}
-    stream = [
-        m for m in run.received
-        if m.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
-        == listen["id"]
-    ]
-    methods = [m["method"] for m in stream]
+    methods = subscription_stream(run)
     assert methods[0] == "notifications/subscriptions/acknowledged", run.describe()
     assert "notifications/tools/list_changed" in methods, run.describe()
-    printed = [
-        line for line in run.stdout.decode().splitlines() if line.startswith("subscription: ")
-    ]
-    assert printed == [f"subscription: \"{m}\"" for m in methods], run.describe()

@@ -2,7 +2,15 @@
 TypeScript SDK 2.x (@modelcontextprotocol/server, serveStdio), from
 tests/e2e/ts_sdk2_server.mjs: MCP 2026-07-28 and its subscriptions/listen."""
 
-from conftest import E2E_DIR, NODE_MODULES, call, first_text, node_env, run_host
+from conftest import (
+    E2E_DIR,
+    NODE_MODULES,
+    call,
+    first_text,
+    node_env,
+    run_host,
+    subscription_stream,
+)
 
 TS_SDK2_SERVER = ["node", str(E2E_DIR / "ts_sdk2_server.mjs"), str(NODE_MODULES)]
 
@@ -21,18 +29,8 @@ def test_a_subscription_stream_is_tied_to_its_listen_request():
     (probe,) = run.requests("server/discover")
     assert "2026-07-28" in run.response_to(probe)["result"]["supportedVersions"]
     assert not run.requests("initialize"), "a 2026-07-28 session: no handshake"
-    (listen,) = run.requests("subscriptions/listen")
-    stream = [
-        m for m in run.received
-        if m.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
-        == listen["id"]
-    ]
-    methods = [m["method"] for m in stream]
+    methods = subscription_stream(run)
     assert methods[0] == "notifications/subscriptions/acknowledged", run.describe()
     assert "notifications/tools/list_changed" in methods, run.describe()
-    printed = [
-        line for line in run.stdout.decode().splitlines() if line.startswith("subscription: ")
-    ]
-    assert printed == [f"subscription: \"{m}\"" for m in methods], run.describe()
     (result,) = run.results("tools/call")
     assert first_text(result) == "tools changed"
