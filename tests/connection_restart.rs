@@ -233,6 +233,7 @@ fn a_server_killed_from_outside_is_back_and_the_next_call_succeeds() {
     let pending = conn.request("hang", None, None).unwrap();
     // SAFETY: a plain kill(2) of our own child.
     assert_eq!(unsafe { libc::kill(killed as i32, libc::SIGKILL) }, 0);
+    let kill_at = Instant::now();
     let killed_by_9 = EndReason::ServerExited(ServerExit {
         code: None,
         signal: Some(libc::SIGKILL),
@@ -243,9 +244,19 @@ fn a_server_killed_from_outside_is_back_and_the_next_call_succeeds() {
         match next_seen(&mut conn, LONG) {
             Some(Seen::Failed(id, reason)) => {
                 assert_eq!((id, reason), (pending, killed_by_9));
+                println!(
+                    "killed from outside: failure {:?} after the kill",
+                    kill_at.elapsed()
+                );
                 saw_failure = true;
             }
-            Some(Seen::Restarted(r)) => break r,
+            Some(Seen::Restarted(r)) => {
+                println!(
+                    "restarted {:?} after the kill (backoff 10 ms)",
+                    kill_at.elapsed()
+                );
+                break r;
+            }
             other => panic!("{other:?}"),
         }
     };
