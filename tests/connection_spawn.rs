@@ -638,6 +638,34 @@ fn a_server_that_exits_leaving_a_grandchild_is_closed_after_the_exit_grace() {
 }
 
 #[test]
+fn what_is_left_of_the_group_dies_when_the_connection_ends() {
+    let _g = shared();
+    // A child that outlives the server, holding none of its pipes (a
+    // daemon it started, a wrapper's node): nothing holds the connection
+    // open, and it ends at once; the child ends with it, as in a Job
+    // Object on Windows.
+    let script = "sleep 1000 </dev/null >/dev/null 2>&1 & echo $! >&2; exec cat";
+    let mut conn = spawn(&sh(script));
+    let grandchild: u32 = match next(&mut conn, Some(Duration::from_secs(10))) {
+        Some(Ev::Stderr(line)) => String::from_utf8(line).unwrap().trim().parse().unwrap(),
+        other => panic!("want the grandchild's pid, got {other:?}"),
+    };
+    conn.close(GRACE).unwrap();
+    let out = run_to_closed(&mut conn, Duration::from_secs(5));
+    assert_eq!(out.non_stderr(), vec![&Ev::Closed]);
+    assert_eq!(conn.exit_status().unwrap().code(), Some(0), "exited by itself");
+    assert!(
+        out.took < GRACE,
+        "no signal was needed for the server: {:?}",
+        out.took
+    );
+    assert!(
+        gone_within(grandchild, Duration::from_secs(2)),
+        "grandchild {grandchild} outlived the connection"
+    );
+}
+
+#[test]
 fn a_server_that_exits_at_once_fails_the_pending_request() {
     let _g = shared();
     let started = Instant::now();

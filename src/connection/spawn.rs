@@ -27,6 +27,9 @@ impl Connection {
     ///   grandchild holding the pipes cannot keep it open; a server stuck in
     ///   the kernel, or held by a tracer, is waited for 1 s).
     ///   [`exit_status`](Connection::exit_status) then says how it ended.
+    ///   Whatever is left in its process group then (a child that outlived
+    ///   it, holding none of its pipes) is sent SIGKILL; on Windows its job
+    ///   is terminated.
     /// - A server that exits by itself, or closes its stdout, closes the
     ///   connection the same way (with a 2 s grace), unless its command has
     ///   a [`RestartPolicy`](crate::RestartPolicy): then it is started again

@@ -278,9 +278,10 @@ impl Child {
 
 impl Drop for Child {
     /// Never leaves a zombie for long, never blocks for long: a server not
-    /// reaped yet is killed with its group (unless it was already), given
-    /// `REAP_AFTER_KILL` at most, and if it still cannot be reaped its pid
-    /// goes on the list of waits owed.
+    /// reaped yet is killed with its group (unless it was already; an exited
+    /// one's group too, for what is left in it), given `REAP_AFTER_KILL` at
+    /// most, and if it still cannot be reaped its pid goes on the list of
+    /// waits owed.
     fn drop(&mut self) {
         if !self.reaped {
             let now = Instant::now();
@@ -288,11 +289,14 @@ impl Drop for Child {
             // a transport that already waited it out (CLOSED came without the
             // status) does not wait again here.
             let mut give_up = now;
-            if !self.killed && !self.check_exit(false) {
+            if !self.killed {
+                let running = !self.check_exit(false);
                 self.killed = true;
                 self.signal_group(libc::SIGKILL);
-                give_up = now + REAP_AFTER_KILL;
-            } else if self.killed {
+                if running {
+                    give_up = now + REAP_AFTER_KILL;
+                }
+            } else {
                 give_up = self
                     .kill_at
                     .map_or(now, |at| (at + REAP_AFTER_KILL).max(now));

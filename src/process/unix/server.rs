@@ -172,7 +172,7 @@ impl Server {
 
     /// Makes way for the server started in its place: what is left of its
     /// process group (a wrapper's children, say) is sent SIGKILL while the
-    /// group's id is still provably its own, then it is reaped (at drop).
+    /// group's id is still provably its own, and it is reaped.
     pub(crate) fn retire(mut self) {
         self.child.kill_group_now();
     }
@@ -240,9 +240,12 @@ impl Server {
         if self.child.killed(now) || (self.child.exited() && pipes_ended) {
             core.receive_end()?;
             self.ended = true;
-            // No group signal comes after the end: the exited server's
-            // zombie, which kept its group's id reserved until now, goes.
-            self.child.release();
+            // What is left of its group (a child that outlived it, holding
+            // none of the pipes) is sent SIGKILL, as a Job Object's close
+            // ends it on Windows; then no group signal is to come, and the
+            // exited server's zombie, which kept its group's id reserved
+            // until now, goes.
+            self.child.kill_group_now();
         }
         Ok(false)
     }

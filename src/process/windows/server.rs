@@ -223,6 +223,10 @@ impl Server {
         if terminated || (self.exit.is_some() && pipes_ended) {
             core.receive_end()?;
             self.ended = true;
+            // What is left in its job (a child that outlived it, holding
+            // none of the pipes) ends with the transport, as on POSIX, not
+            // only when the connection is dropped.
+            let _ = self.job.terminate(TERMINATED);
         }
         Ok(false)
     }

@@ -1,0 +1,40 @@
+//! An MCP server on rmcp, served with mcp-stdio's stdio transport (the
+//! stdout guard on): the one line a server changes is the transport.
+//!
+//! Tools: `echo(text)` returns the text; `stray_print()` writes a line
+//! with `println!`, which the guard sends to stderr instead of corrupting
+//! the stream, and returns "printed".
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{schemars, tool, tool_router, ServiceExt};
+use serde::Deserialize;
+
+struct Server;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct EchoParams {
+    /// The text to send back.
+    text: String,
+}
+
+#[tool_router(server_handler)]
+impl Server {
+    #[tool(description = "Returns the text unchanged")]
+    fn echo(&self, Parameters(EchoParams { text }): Parameters<EchoParams>) -> String {
+        text
+    }
+
+    #[tool(description = "Writes a line to stdout with println!, then returns \"printed\"")]
+    fn stray_print(&self) -> String {
+        println!("a stray print: the stdout guard sends it to stderr");
+        "printed".into()
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Was: Server.serve(rmcp::transport::stdio()).await?
+    let running = Server.serve(mcp_stdio_rmcp::stdio()?).await?;
+    running.waiting().await?;
+    Ok(())
+}
