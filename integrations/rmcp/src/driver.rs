@@ -84,8 +84,15 @@ pub struct Ended {
     pub exit_status: Option<std::process::ExitStatus>,
 }
 
-/// The requests rmcp sent and has not seen answered.
-type Pending = Arc<Mutex<HashSet<RequestId>>>;
+/// The requests rmcp sent and has not seen answered; once the connection
+/// ended, why (a request sent after that fails with it at once).
+#[derive(Default)]
+struct PendingState {
+    ids: HashSet<RequestId>,
+    ended: Option<String>,
+}
+
+type Pending = Arc<Mutex<PendingState>>;
 
 /// A connection driven for role `R`.
 pub(crate) struct Driver<R: ServiceRole> {
@@ -145,16 +152,27 @@ impl<R: ServiceRole> Driver<R> {
                 _ => None,
             };
             if let Some(id) = &id {
-                lock(&pending).insert(id.clone());
+                let mut state = lock(&pending);
+                if let Some(why) = &state.ended {
+                    // The end came first: it says why, as an answer would.
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::BrokenPipe,
+                        why.clone(),
+                    ));
+                }
+                state.ids.insert(id.clone());
             }
             loop {
                 match sender.send(&line) {
                     Ok(()) => return Ok(()),
                     // The queue is full (64 MiB): the thread is writing it.
                     Err(Error::WouldBlock) => tokio::task::yield_now().await,
+                    // The connection is ending: a request stays pending, and
+                    // the end answers it with why.
+                    Err(Error::Closed) if id.is_some() => return Ok(()),
                     Err(e) => {
                         if let Some(id) = &id {
-                            lock(&pending).remove(id);
+                            lock(&pending).ids.remove(id);
                         }
                         return Err(io_error(e));
                     }
@@ -274,7 +292,11 @@ impl<R: ServiceRole> Run<R> {
             "exitCode": ended.exit_status.and_then(|s| s.code()),
             "stderrTail": String::from_utf8_lossy(&ended.stderr_tail),
         });
-        let mut left: Vec<RequestId> = lock(&self.pending).drain().collect();
+        let mut left: Vec<RequestId> = {
+            let mut state = lock(&self.pending);
+            state.ended = Some(why.clone());
+            state.ids.drain().collect()
+        };
         left.sort_by_key(|id| id.to_string());
         for id in left {
             let error = ErrorData::new(CONNECTION_CLOSED, why.clone(), Some(data.clone()));
@@ -292,7 +314,7 @@ fn answered<R: ServiceRole>(pending: &Pending, message: &RxJsonRpcMessage<R>) {
         _ => None,
     };
     if let Some(id) = id {
-        lock(pending).remove(id);
+        lock(pending).ids.remove(id);
     }
 }
 

@@ -72,8 +72,11 @@ fn reaped(pid: u32) -> bool {
     r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
 }
 
+/// Lines collected from a hook.
+type Lines = Arc<Mutex<Vec<String>>>;
+
 /// Collects the stderr lines a transport hands over.
-fn stderr_sink() -> (Arc<Mutex<Vec<String>>>, impl FnMut(&[u8]) + Send + 'static) {
+fn stderr_sink() -> (Lines, impl FnMut(&[u8]) + Send + 'static) {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let kept = lines.clone();
     (lines, move |line: &[u8]| {
@@ -101,7 +104,11 @@ fn a_server_that_dies_at_once_fails_the_handshake_with_why() {
             ),
             "{text}"
         );
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     });
 }
 
@@ -148,7 +155,10 @@ fn the_close_ends_the_whole_tree_and_reaps_it() {
         client.cancel().await.unwrap();
         println!("closed in {:?}", closing.elapsed());
         assert!(reaped(pid), "the server was reaped by the close");
-        assert!(gone_within(grandchild, Duration::from_secs(5)), "its group was signalled");
+        assert!(
+            gone_within(grandchild, Duration::from_secs(5)),
+            "its group was signalled"
+        );
     });
 }
 
@@ -200,7 +210,10 @@ fn a_line_of_junk_is_reported_and_skipped() {
         client.cancel().await.unwrap();
         assert_eq!(
             junk.lock().unwrap().as_slice(),
-            [(Some(b"Loading config from /etc/thing...".to_vec()), "not JSON".to_owned())]
+            [(
+                Some(b"Loading config from /etc/thing...".to_vec()),
+                "not JSON".to_owned()
+            )]
         );
     });
 }
@@ -219,14 +232,22 @@ fn a_setting_that_cannot_carry_over_is_refused() {
 /// target/<profile>/examples/<name>: `cargo test` builds the examples.
 fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("examples").join(name)
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name)
 }
 
 #[test]
 fn our_client_and_our_server_transport_under_rmcp() {
     runtime().block_on(async {
         let server = example("rmcp_server");
-        assert!(server.exists(), "{server:?}: build the examples (cargo test does)");
+        assert!(
+            server.exists(),
+            "{server:?}: build the examples (cargo test does)"
+        );
         let (stderr, hook) = stderr_sink();
         let transport = ChildProcess::builder(tokio::process::Command::new(&server))
             .stderr(hook)
@@ -243,16 +264,25 @@ fn our_client_and_our_server_transport_under_rmcp() {
         assert_eq!(names, ["echo", "stray_print"]);
         let args = serde_json::json!({"text": "héllo ✓"});
         let echoed = client
-            .call_tool(CallToolRequestParams::new("echo").with_arguments(args.as_object().unwrap().clone()))
+            .call_tool(
+                CallToolRequestParams::new("echo")
+                    .with_arguments(args.as_object().unwrap().clone()),
+            )
             .await
             .unwrap();
-        assert_eq!(serde_json::to_value(&echoed.content).unwrap()[0]["text"], "héllo ✓");
+        assert_eq!(
+            serde_json::to_value(&echoed.content).unwrap()[0]["text"],
+            "héllo ✓"
+        );
         // The server's println! went to its stderr, not into the stream.
         let printed = client
             .call_tool(CallToolRequestParams::new("stray_print"))
             .await
             .unwrap();
-        assert_eq!(serde_json::to_value(&printed.content).unwrap()[0]["text"], "printed");
+        assert_eq!(
+            serde_json::to_value(&printed.content).unwrap()[0]["text"],
+            "printed"
+        );
         client.cancel().await.unwrap();
         assert!(stderr
             .lock()
