@@ -53,6 +53,9 @@
 #               the Go binding against the installed prefix
 #   cpp         the C++17 wrapper's GoogleTest suite (CMake + ctest)
 #   go          the Go binding: go vet, go test -race
+#   rmcp        integrations/rmcp (rmcp on our transports, its own crate and
+#               lockfile): fmt, clippy, its tests (misbehaving servers, the
+#               rmcp server example on our stdio)
 #   e2e         real MCP peers (npm and PyPI packages, pinned) against our
 #               host and our server
 #   fuzz        every cargo-fuzz target for 60 s (nightly; FUZZ_SECONDS=N)
@@ -199,13 +202,21 @@ cpp() {
         ctest --test-dir target/cmake-tests --output-on-failure
 }
 go_binding() { bash bindings/go/test.sh; }
+# rmcp on our transports: a crate of its own (integrations/rmcp, its own
+# lockfile), so the library's build never sees rmcp or tokio.
+rmcp() {
+    (cd integrations/rmcp &&
+        cargo fmt -- --check &&
+        cargo clippy --locked --all-targets -- -D warnings &&
+        cargo test --locked)
+}
 e2e() { bash tests/e2e/run.sh; }
 fuzz() { bash fuzz/run.sh "${FUZZ_SECONDS:-60}"; }
 bench_smoke() {
     BENCH_SIZE_MB=1 BENCH_RUNS=1 BENCH_SLICE_MB=0.25 BENCH_ENCODE_MB=1 bash bench/run.sh
 }
 
-all=(lint rust posix windows stress miri tsan demo swift packaging cpp go_binding e2e fuzz bench_smoke)
+all=(lint rust posix windows stress miri tsan demo swift packaging cpp go_binding rmcp e2e fuzz bench_smoke)
 steps=()
 for step in "${@:-${all[@]}}"; do
     [ "$step" = setup ] || steps+=("$step")

@@ -21,6 +21,12 @@ RUST_HOSTS = [REPO_ROOT / "target" / "release" / "examples" / n for n in ("host"
 SERVER = REPO_ROOT / "target" / "demo" / "mcp_server"
 # The Rust server (examples/server.rs), built by run.sh.
 RUST_SERVER = REPO_ROOT / "target" / "release" / "examples" / "server"
+
+# rmcp (the official Rust SDK) on our transports: integrations/rmcp's
+# examples, built by run.sh.
+RMCP_EXAMPLES = REPO_ROOT / "integrations" / "rmcp" / "target" / "release" / "examples"
+RMCP_HOST = RMCP_EXAMPLES / "rmcp_host"
+RMCP_SERVER = RMCP_EXAMPLES / "rmcp_server"
 PYTHON = sys.executable  # the venv's python, which has the mcp SDK
 
 # The server-everything and server-filesystem entry points (node + file, so
@@ -65,7 +71,7 @@ def readme_host():
 
 @pytest.fixture(scope="session", autouse=True)
 def _prerequisites():
-    needed = (HOST, *RUST_HOSTS, SERVER, NODE_MODULES, SDK2_PYTHON)
+    needed = (HOST, *RUST_HOSTS, SERVER, NODE_MODULES, SDK2_PYTHON, RMCP_HOST, RMCP_SERVER)
     missing = [p for p in needed if not p.exists()]
     if missing:
         pytest.exit(

@@ -94,6 +94,10 @@ tail -n 1 "$deps/demo.log"
 echo "== cargo build --release --example host --example tokio_host --example server"
 (cd "$repo_root" && cargo build --release --example host --example tokio_host --example server)
 
+# rmcp on our transports (integrations/rmcp, its own lockfile).
+echo "== cargo build --release --locked --example rmcp_host --example rmcp_server (integrations/rmcp)"
+(cd "$repo_root/integrations/rmcp" && cargo build --release --locked --example rmcp_host --example rmcp_server)
+
 echo "== pytest tests/e2e"
 cd "$e2e_dir"
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the source tree
