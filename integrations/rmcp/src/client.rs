@@ -11,6 +11,14 @@ use rmcp::RoleClient;
 use crate::command::IntoCommand;
 use crate::driver::{io_error, Driver, Ended, Hooks, InvalidLine};
 
+/// The line limit of a [`ChildProcess`] unless set: 16 MiB, as rmcp's
+/// own stdio transport (`DEFAULT_MAX_LINE_LENGTH`).
+pub const DEFAULT_MAX_LINE_LEN: std::num::NonZeroUsize = match std::num::NonZeroUsize::new(16 << 20)
+{
+    Some(n) => n,
+    None => unreachable!(),
+};
+
 /// A server started as a child process, for rmcp's client role: what
 /// `TokioChildProcess` is, with this library's process handling.
 ///
@@ -38,8 +46,8 @@ use crate::driver::{io_error, Driver, Ended, Hooks, InvalidLine};
 /// error response with the reason ("server exited with code 1 before its
 /// first message: ModuleNotFoundError: ..."), before the end. Its stderr is
 /// always drained, as lines ([`Builder::stderr`]), and its last lines are
-/// kept ([`ChildProcess::ended`]). A line longer than the limit (64 MiB by
-/// default) is reported and skipped, its bytes never held.
+/// kept ([`ChildProcess::ended`]). A line longer than the limit (16 MiB by
+/// default, as rmcp's) is reported and skipped, its bytes never held.
 ///
 /// rmcp numbers its requests and keeps its own timeouts: this library's
 /// deadlines, progress resets and cancel-on-timeout are not used, and
@@ -110,7 +118,7 @@ impl ChildProcess {
             cmd: cmd.into_command(),
             hooks: Hooks::default(),
             grace: Duration::from_secs(2),
-            max_line_len: None,
+            max_line_len: Some(DEFAULT_MAX_LINE_LEN),
         }
     }
 
@@ -149,7 +157,8 @@ impl Builder {
         self
     }
 
-    /// The longest line accepted from the server (default 64 MiB): a
+    /// The longest line accepted from the server (default 16 MiB, rmcp's
+    /// own default: a host that switches accepts the same messages): a
     /// longer one is reported as an invalid line, its bytes never held.
     pub fn max_line_len(mut self, bytes: std::num::NonZeroUsize) -> Builder {
         self.max_line_len = Some(bytes);

@@ -34,7 +34,7 @@ mod command;
 mod driver;
 mod server;
 
-pub use client::{Builder, ChildProcess, SpawnError};
+pub use client::{Builder, ChildProcess, SpawnError, DEFAULT_MAX_LINE_LEN};
 pub use command::{ConvertError, IntoCommand};
 pub use driver::{Ended, InvalidLine, CONNECTION_CLOSED};
 pub use server::{stdio, StdioServer};

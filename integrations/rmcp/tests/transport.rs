@@ -7,7 +7,8 @@
 //! cannot carry over is refused.
 #![cfg(unix)]
 
-use std::path::PathBuf;
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -229,21 +230,10 @@ fn a_setting_that_cannot_carry_over_is_refused() {
     }
 }
 
-/// target/<profile>/examples/<name>: `cargo test` builds the examples.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name)
-}
-
 #[test]
 fn our_client_and_our_server_transport_under_rmcp() {
     runtime().block_on(async {
-        let server = example("rmcp_server");
+        let server = support::example("rmcp_server");
         assert!(
             server.exists(),
             "{server:?}: build the examples (cargo test does)"
