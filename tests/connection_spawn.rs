@@ -653,7 +653,11 @@ fn what_is_left_of_the_group_dies_when_the_connection_ends() {
     conn.close(GRACE).unwrap();
     let out = run_to_closed(&mut conn, Duration::from_secs(5));
     assert_eq!(out.non_stderr(), vec![&Ev::Closed]);
-    assert_eq!(conn.exit_status().unwrap().code(), Some(0), "exited by itself");
+    assert_eq!(
+        conn.exit_status().unwrap().code(),
+        Some(0),
+        "exited by itself"
+    );
     assert!(
         out.took < GRACE,
         "no signal was needed for the server: {:?}",

@@ -199,11 +199,20 @@ impl Server {
             more_stderr = stderr.drain();
         }
         // Without a pidfd nothing tells the exit: a look every time.
+        let exited_before = self.child.exited();
         let exited = if ready.exit || self.child.needs_polling() {
             self.child.check_exit(ready.exit)
         } else {
-            self.child.exited()
+            exited_before
         };
+        // Exited just now: what it wrote to stderr before is all in the
+        // pipe (it may have come after the drain above), and is read
+        // before its requests fail, so that its last words come first.
+        if exited && !exited_before {
+            if let Some(stderr) = &mut self.stderr {
+                more_stderr |= stderr.drain();
+            }
+        }
         self.ready = Some(Ready {
             stderr: more_stderr,
             exit: false,

@@ -177,7 +177,15 @@ impl Server {
         if let Some(stderr) = &mut self.stderr {
             stderr.drain();
         }
+        let exited_before = self.exit.is_some();
         self.look_at_exit();
+        // Exited just now: what it wrote to stderr before is read before
+        // its requests fail (as far as its pipe's reads have completed).
+        if self.exit.is_some() && !exited_before {
+            if let Some(stderr) = &mut self.stderr {
+                stderr.drain();
+            }
+        }
         // Why it ends, and the failures once no answer can come.
         let seen = Seen {
             exited: self.exit.is_some(),
