@@ -4,6 +4,10 @@
 //! Tools: `echo(text)` returns the text; `stray_print()` writes a line
 //! with `println!`, which the guard sends to stderr instead of corrupting
 //! the stream, and returns "printed".
+//!
+//! `--rmcp-stdio`: served on rmcp's own `transport::stdio()` instead (the
+//! round-trip benchmark's server, so that only the client's transport
+//! differs between the runs it compares).
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{schemars, tool, tool_router, ServiceExt};
@@ -33,6 +37,11 @@ impl Server {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "--rmcp-stdio") {
+        let running = Server.serve(rmcp::transport::stdio()).await?;
+        running.waiting().await?;
+        return Ok(());
+    }
     // Was: Server.serve(rmcp::transport::stdio()).await?
     let running = Server.serve(mcp_stdio_rmcp::stdio()?).await?;
     running.waiting().await?;

@@ -6,7 +6,9 @@
 
 use std::fmt;
 
-use mcp_stdio::{Command, EnvMode};
+use mcp_stdio::Command;
+#[cfg(unix)]
+use mcp_stdio::EnvMode;
 
 /// A command this transport can start a server from.
 pub trait IntoCommand {
