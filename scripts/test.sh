@@ -54,8 +54,9 @@
 #   cpp         the C++17 wrapper's GoogleTest suite (CMake + ctest)
 #   go          the Go binding: go vet, go test -race
 #   rmcp        integrations/rmcp (rmcp on our transports, its own crate and
-#               lockfile): fmt, clippy, its tests (misbehaving servers, the
-#               rmcp server example on our stdio)
+#               lockfile): fmt, clippy (also the library for Windows), its
+#               tests (misbehaving servers, the rmcp server example on our
+#               stdio, the failure catalogue)
 #   e2e         real MCP peers (npm and PyPI packages, pinned) against our
 #               host and our server
 #   fuzz        every cargo-fuzz target for 60 s (nightly; FUZZ_SECONDS=N)
@@ -208,6 +209,7 @@ rmcp() {
     (cd integrations/rmcp &&
         cargo fmt -- --check &&
         cargo clippy --locked --all-targets -- -D warnings &&
+        cargo clippy --locked --lib --target x86_64-pc-windows-gnu -- -D warnings &&
         cargo test --locked)
 }
 e2e() { bash tests/e2e/run.sh; }
