@@ -182,7 +182,7 @@ posix_suites=(--lib --test connection_spawn --test connection_deadlines --test t
     --test transport_socketpair --test transport_threads --test posix_io --test posix_signals
     --test sigpipe_pending --test capi_transport_no_alloc --test rust_host
     --test connection_end_reason --test connection_call --test connection_progress
-    --test connection_restart)
+    --test connection_restart --test connection_send_now)
 posix() {
     MCP_STDIO_PORTABLE_POSIX=1 CARGO_TARGET_DIR=target/posix cargo test "${posix_suites[@]}"
 }

@@ -380,6 +380,31 @@ impl Shared {
         Ok(sent)
     }
 
+    /// Runs a send on the core, then writes what is queued at once, from
+    /// this thread, as far as the peer takes it now; the waiting
+    /// `next_event` is woken only if something is left to it (bytes the
+    /// pipe did not take, a write refused; on Windows always: its writes
+    /// complete in the waiting thread).
+    pub(crate) fn send_now<T>(
+        &self,
+        send: impl FnOnce(&mut Transport) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut inner = self.lock()?;
+        let sent = send(&mut inner.core)?;
+        #[cfg(all(os_io, unix))]
+        {
+            let Inner { core, io, .. } = &mut *inner;
+            if let Some(io) = io {
+                io.flush(core);
+                if core.output().is_empty() && io.write_open && !core.closing() {
+                    return Ok(sent);
+                }
+            }
+        }
+        self.wake(&mut inner);
+        Ok(sent)
+    }
+
     /// Begins closing (see [`Connection::close`]).
     pub(crate) fn close(&self, grace: Duration) -> Result<(), Error> {
         let mut inner = self.lock()?;
@@ -657,6 +682,11 @@ impl Connection {
         self.sender.send(json)
     }
 
+    /// [`Sender::send_now`].
+    pub fn send_now(&self, json: &[u8]) -> Result<(), Error> {
+        self.sender.send_now(json)
+    }
+
     /// [`Sender::request`].
     pub fn request(
         &self,
@@ -749,6 +779,18 @@ impl Sender {
     /// [`Error::Poisoned`]; nothing is queued on an error.
     pub fn send(&self, json: &[u8]) -> Result<(), Error> {
         self.shared.send(|core| core.send(json))
+    }
+
+    /// [`send`](Sender::send), then what is queued is written at once, from
+    /// this thread, as far as the peer takes it now (the descriptors never
+    /// block), instead of by the thread in
+    /// [`next_event`](Connection::next_event), which is woken only if
+    /// something is left to it. A request-and-answer round trip saves a
+    /// wake-up of that thread; a thread that sends many messages in a row
+    /// makes a write each (`send` lets them go out together). On Windows,
+    /// and for a memory connection, the same as `send`. Errors as `send`.
+    pub fn send_now(&self, json: &[u8]) -> Result<(), Error> {
+        self.shared.send_now(|core| core.send(json))
     }
 
     /// Queues the request `{"jsonrpc":"2.0","id":N,"method":..,"params":..}`
