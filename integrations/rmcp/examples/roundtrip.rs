@@ -4,7 +4,7 @@
 //! alternated in one run so that the machine's drift hits both alike.
 //!
 //! ```sh
-//! cargo build --release --examples && ./target/release/examples/roundtrip [ROUNDS] [CALLS]
+//! cargo build --release --examples && ./target/release/examples/roundtrip [ROUNDS] [CALLS] [ours|theirs]
 //! ```
 //!
 //! Prints each round's median round trip per transport, then the median
@@ -49,6 +49,8 @@ fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
     let rounds: usize = args.next().map_or(Ok(6), |a| a.parse())?;
     let calls: usize = args.next().map_or(Ok(2000), |a| a.parse())?;
+    // `ours` or `theirs`: only that transport (to profile one).
+    let only = args.next();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -56,6 +58,9 @@ fn main() -> Result<(), BoxError> {
     for r in 0..rounds {
         // Alternated, and the order swapped each round.
         for first_ours in [r % 2 == 0, r % 2 != 0] {
+            if only.as_deref().is_some_and(|o| (o == "ours") != first_ours) {
+                continue;
+            }
             let m = runtime.block_on(round(first_ours, calls))?;
             let name = if first_ours {
                 "mcp-stdio"
@@ -72,6 +77,9 @@ fn main() -> Result<(), BoxError> {
                 theirs.push(m)
             }
         }
+    }
+    if only.is_some() {
+        return Ok(());
     }
     let (o, t) = (median(ours), median(theirs));
     println!(

@@ -1,29 +1,26 @@
-//! One connection driven for rmcp, for either role: a thread of its own
-//! takes the connection's events (blocking in `next_event`, which also
-//! writes what is queued and runs a spawned server's shutdown), turns each
-//! line into rmcp's message type with serde_json (our reader found the
-//! line: no second framing), and hands it to rmcp through a channel. What
-//! rmcp sends is serialised and queued through the connection's `Sender`
-//! (the queued line wakes the thread, which writes it).
+//! One connection driven for rmcp, for either role: each line the
+//! connection's reader found becomes rmcp's message type with serde_json
+//! (no second framing); what rmcp sends is serialised and written by the
+//! sending task itself (`Sender::send_now`). On Linux the connection's
+//! one descriptor (`poll_fd`, an epoll set) is registered with tokio and
+//! `receive` takes its events (`reactor.rs`); elsewhere a thread of its
+//! own takes them and hands rmcp's messages over a channel (`thread.rs`).
 //!
 //! When the connection ends, each request rmcp sent and never saw
 //! answered gets a JSON-RPC error response whose message says why (the
 //! server's exit status and the last line of its stderr), before the end:
 //! rmcp's own "transport closed" carries no text.
 //!
-//! A thread, not the async runtime: it works the same on every platform
-//! the library spawns on, and the shutdown it runs (stdin, SIGTERM,
-//! SIGKILL; the job on Windows) finishes without a live runtime.
+//! A transport dropped while open finishes its shutdown (stdin, SIGTERM,
+//! SIGKILL; the job on Windows) on a thread of its own: no live runtime is
+//! needed.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use mcp_stdio::{Connection, EndReason, Error, Event, InvalidKind, Sender};
 use rmcp::model::{ErrorCode, ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
-use tokio::sync::{mpsc, oneshot};
 
 /// The error code of the responses that stand for the answers a dead peer
 /// will never give: JSON-RPC's implementation-defined server error range,
@@ -87,202 +84,90 @@ pub struct Ended {
 /// The requests rmcp sent and has not seen answered; once the connection
 /// ended, why (a request sent after that fails with it at once).
 #[derive(Default)]
-struct PendingState {
+pub(crate) struct PendingState {
     ids: HashSet<RequestId>,
     ended: Option<String>,
 }
 
-type Pending = Arc<Mutex<PendingState>>;
+pub(crate) type Pending = Arc<Mutex<PendingState>>;
 
-/// A connection driven for role `R`.
-pub(crate) struct Driver<R: ServiceRole> {
-    sender: Sender,
-    pending: Pending,
-    incoming: mpsc::UnboundedReceiver<RxJsonRpcMessage<R>>,
-    ended: Arc<Mutex<Option<Ended>>>,
-    done: Option<oneshot::Receiver<()>>,
-    thread: Option<JoinHandle<()>>,
-    grace: Duration,
+/// What one event of the connection is to rmcp: a message for it, or
+/// nothing (a hook took it), or the end.
+pub(crate) enum Turn<R: ServiceRole> {
+    Message(RxJsonRpcMessage<R>),
+    Nothing,
+    Closed,
 }
 
-impl<R: ServiceRole> Driver<R> {
-    /// Drives `conn` from a thread of its own.
-    pub(crate) fn start(conn: Connection, hooks: Hooks, grace: Duration) -> std::io::Result<Self> {
-        let sender = conn.sender();
-        let pending: Pending = Arc::default();
-        let ended = Arc::new(Mutex::new(None));
-        let (tx, incoming) = mpsc::unbounded_channel();
-        let (done_tx, done) = oneshot::channel();
-        let run = Run::<R> {
-            conn,
-            hooks,
-            pending: pending.clone(),
-            ended: ended.clone(),
-            tx,
-        };
-        let thread = std::thread::Builder::new()
-            .name("mcp-stdio-rmcp".into())
-            .spawn(move || {
-                run.run();
-                let _ = done_tx.send(());
-            })?;
-        Ok(Driver {
-            sender,
-            pending,
-            incoming,
-            ended,
-            done: Some(done),
-            thread: Some(thread),
-            grace,
-        })
-    }
-
-    /// A future that queues `item` (rmcp's `send`: `'static`, so it holds
-    /// only the sender and the pending set).
-    pub(crate) fn send(
-        &self,
-        item: TxJsonRpcMessage<R>,
-    ) -> impl std::future::Future<Output = Result<(), std::io::Error>> + Send + 'static {
-        let sender = self.sender.clone();
-        let pending = self.pending.clone();
-        async move {
-            let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
-            let id = match &item {
-                JsonRpcMessage::Request(request) => Some(request.id.clone()),
-                _ => None,
-            };
-            if let Some(id) = &id {
-                let mut state = lock(&pending);
-                if let Some(why) = &state.ended {
-                    // The end came first: it says why, as an answer would.
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::BrokenPipe,
-                        why.clone(),
-                    ));
-                }
-                state.ids.insert(id.clone());
-            }
-            loop {
-                match sender.send(&line) {
-                    Ok(()) => return Ok(()),
-                    // The queue is full (64 MiB): the thread is writing it.
-                    Err(Error::WouldBlock) => tokio::task::yield_now().await,
-                    // The connection is ending: a request stays pending, and
-                    // the end answers it with why.
-                    Err(Error::Closed) if id.is_some() => return Ok(()),
-                    Err(e) => {
-                        if let Some(id) = &id {
-                            lock(&pending).ids.remove(id);
-                        }
-                        return Err(io_error(e));
-                    }
-                }
-            }
-        }
-    }
-
-    /// rmcp's `receive`: the next message, `None` once the connection
-    /// ended (after the failures of the requests left unanswered).
-    pub(crate) async fn receive(&mut self) -> Option<RxJsonRpcMessage<R>> {
-        self.incoming.recv().await
-    }
-
-    /// rmcp's `close`: the shutdown sequence begins (what is queued is
-    /// written, stdin closed, signals at the grace) and is awaited.
-    pub(crate) async fn close(&mut self) -> Result<(), std::io::Error> {
-        let _ = self.sender.close(self.grace);
-        if let Some(done) = self.done.take() {
-            let _ = done.await;
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-        Ok(())
-    }
-
-    /// How it ended, once it has.
-    pub(crate) fn ended(&self) -> Option<Ended> {
-        lock(&self.ended).clone()
-    }
-}
-
-impl<R: ServiceRole> Drop for Driver<R> {
-    /// Begins the shutdown and leaves the thread to finish it (no runtime
-    /// needed): the server's process tree ends within about twice the
-    /// grace, and is reaped. `close` waits for it instead.
-    fn drop(&mut self) {
-        let _ = self.sender.close(self.grace);
-    }
-}
-
-/// The thread's side.
-struct Run<R: ServiceRole> {
-    conn: Connection,
+/// The connection's events, as rmcp's messages: the hooks, and the
+/// requests left unanswered.
+pub(crate) struct Lines<R: ServiceRole> {
     hooks: Hooks,
     pending: Pending,
     ended: Arc<Mutex<Option<Ended>>>,
-    tx: mpsc::UnboundedSender<RxJsonRpcMessage<R>>,
+    _role: std::marker::PhantomData<fn() -> R>,
 }
 
-impl<R: ServiceRole> Run<R> {
-    fn run(mut self) {
-        loop {
-            let event = match self.conn.next_event(None) {
-                Ok(Some(event)) => event,
-                Ok(None) => continue,
-                Err(e) => {
-                    tracing::error!("mcp-stdio: the connection failed: {e}");
-                    break;
-                }
-            };
-            match event {
-                Event::Message { line, .. } => {
-                    match serde_json::from_slice::<RxJsonRpcMessage<R>>(line) {
-                        Ok(message) => {
-                            answered::<R>(&self.pending, &message);
-                            let _ = self.tx.send(message);
-                        }
-                        Err(e) => (self.hooks.invalid)(InvalidLine {
-                            line: Some(line),
-                            len: line.len(),
-                            why: &e.to_string(),
-                        }),
-                    }
-                }
-                Event::Invalid { kind, line, len } => {
-                    let why = match kind {
-                        InvalidKind::ParseError => "not JSON",
-                        InvalidKind::TooLong => "longer than the line limit",
-                        _ => "not JSON-RPC 2.0",
-                    };
-                    (self.hooks.invalid)(InvalidLine { line, len, why })
-                }
-                Event::Stderr { line } => {
-                    if let Some(hook) = &mut self.hooks.stderr {
-                        hook(line);
-                    }
-                }
-                Event::Closed => break,
-                _ => {} // rmcp numbers its own requests: nothing else comes
-            }
+impl<R: ServiceRole> Lines<R> {
+    fn new(hooks: Hooks) -> Self {
+        Lines {
+            hooks,
+            pending: Pending::default(),
+            ended: Arc::default(),
+            _role: std::marker::PhantomData,
         }
-        self.end();
     }
 
-    /// Answers each request left unanswered with why, then keeps how it
-    /// ended; dropping the channel then tells rmcp the end.
-    fn end(self) {
+    /// One event: a message for rmcp (a response forgets its request),
+    /// a hook's business, or the end.
+    pub(crate) fn take(&mut self, event: Event<'_>) -> Turn<R> {
+        match event {
+            Event::Message { line, .. } => {
+                match serde_json::from_slice::<RxJsonRpcMessage<R>>(line) {
+                    Ok(message) => {
+                        answered::<R>(&self.pending, &message);
+                        return Turn::Message(message);
+                    }
+                    Err(e) => (self.hooks.invalid)(InvalidLine {
+                        line: Some(line),
+                        len: line.len(),
+                        why: &e.to_string(),
+                    }),
+                }
+            }
+            Event::Invalid { kind, line, len } => {
+                let why = match kind {
+                    InvalidKind::ParseError => "not JSON",
+                    InvalidKind::TooLong => "longer than the line limit",
+                    _ => "not JSON-RPC 2.0",
+                };
+                (self.hooks.invalid)(InvalidLine { line, len, why })
+            }
+            Event::Stderr { line } => {
+                if let Some(hook) = &mut self.hooks.stderr {
+                    hook(line);
+                }
+            }
+            Event::Closed => return Turn::Closed,
+            _ => {} // rmcp numbers its own requests: nothing else comes
+        }
+        Turn::Nothing
+    }
+
+    /// The end: keeps how it ended, and gives an error response with why
+    /// for each request rmcp sent and never saw answered (from now on a
+    /// request sent fails at once with it).
+    pub(crate) fn end(&mut self, conn: &Connection) -> Vec<RxJsonRpcMessage<R>> {
         let ended = Ended {
-            reason: self.conn.end_reason(),
-            text: self.conn.end_error().map(|e| match e {
-                Error::Closed => self
-                    .conn
+            reason: conn.end_reason(),
+            text: conn.end_error().map(|e| match e {
+                Error::Closed => conn
                     .end_reason()
                     .map_or_else(|| e.to_string(), |r| r.to_string()),
                 other => other.to_string(),
             }),
-            stderr_tail: self.conn.stderr_tail(),
-            exit_status: self.conn.exit_status(),
+            stderr_tail: conn.stderr_tail(),
+            exit_status: conn.exit_status(),
         };
         let why = ended
             .text
@@ -298,13 +183,76 @@ impl<R: ServiceRole> Run<R> {
             state.ids.drain().collect()
         };
         left.sort_by_key(|id| id.to_string());
-        for id in left {
-            let error = ErrorData::new(CONNECTION_CLOSED, why.clone(), Some(data.clone()));
-            let _ = self.tx.send(JsonRpcMessage::error(error, Some(id)));
-        }
         *lock(&self.ended) = Some(ended);
+        left.into_iter()
+            .map(|id| {
+                let error = ErrorData::new(CONNECTION_CLOSED, why.clone(), Some(data.clone()));
+                JsonRpcMessage::error(error, Some(id))
+            })
+            .collect()
+    }
+
+    /// How it ended, once it has.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the reactor's
+    pub(crate) fn ended(&self) -> Option<Ended> {
+        lock(&self.ended).clone()
     }
 }
+
+/// A future that queues `item` (rmcp's `send`: `'static`, so it holds
+/// only the sender and the pending set) and writes it at once.
+pub(crate) fn send<R: ServiceRole>(
+    sender: &Sender,
+    pending: &Pending,
+    item: TxJsonRpcMessage<R>,
+) -> impl std::future::Future<Output = Result<(), std::io::Error>> + Send + 'static {
+    let sender = sender.clone();
+    let pending = pending.clone();
+    async move {
+        let line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+        let id = match &item {
+            JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        if let Some(id) = &id {
+            let mut state = lock(&pending);
+            if let Some(why) = &state.ended {
+                // The end came first: it says why, as an answer would.
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    why.clone(),
+                ));
+            }
+            state.ids.insert(id.clone());
+        }
+        loop {
+            match sender.send_now(&line) {
+                Ok(()) => return Ok(()),
+                // The queue is full (64 MiB): the connection is writing it.
+                Err(Error::WouldBlock) => tokio::task::yield_now().await,
+                // The connection is ending: a request stays pending, and
+                // the end answers it with why.
+                Err(Error::Closed) if id.is_some() => return Ok(()),
+                Err(e) => {
+                    if let Some(id) = &id {
+                        lock(&pending).ids.remove(id);
+                    }
+                    return Err(io_error(e));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod reactor;
+#[cfg(not(target_os = "linux"))]
+mod thread;
+
+#[cfg(target_os = "linux")]
+pub(crate) use reactor::Driver;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use thread::Driver;
 
 /// Forgets the request a response or error answers.
 fn answered<R: ServiceRole>(pending: &Pending, message: &RxJsonRpcMessage<R>) {
