@@ -9,6 +9,12 @@
 
 mod support;
 
+// The library's own test helpers: processes gone, reaped.
+#[path = "../../../tests/connection_common/mod.rs"]
+mod common;
+
+use common::{gone, gone_within, reaped};
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,36 +47,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
-}
-
-/// `pid` is gone (no such process, or a zombie another parent has yet to
-/// reap).
-fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rfind(')')
-            .and_then(|at| stat[at + 1..].trim_start().chars().next())
-            .is_some_and(|state| state == 'Z' || state == 'X'),
-    }
-}
-
-fn gone_within(pid: u32, limit: Duration) -> bool {
-    let end = Instant::now() + limit;
-    while !gone(pid) {
-        if Instant::now() > end {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    true
-}
-
-/// Our child `pid` was reaped: no zombie of ours left.
-fn reaped(pid: u32) -> bool {
-    // SAFETY: a null status pointer is allowed; WNOHANG never blocks.
-    let r = unsafe { libc::waitpid(pid as i32, std::ptr::null_mut(), libc::WNOHANG) };
-    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
 }
 
 /// Lines collected from a hook.
